@@ -1,0 +1,234 @@
+"""Hamiltonian Monte Carlo as one instance of the ladder.
+
+* :class:`PhaseState` — the extended state ``ζ = (x, v)`` with the potential
+  energy and its gradient cached, so that no rung is ever recomputed;
+* :class:`Leapfrog` — the map ``L(ε, M)``: ``M`` leapfrog steps of size ``ε``
+  (paper, section 3.3.2), with the momentum flip ``F`` (section 3.3.1);
+* :func:`hmc` and :func:`lahmc` — the paper's two samplers (sections 3.4, 4).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.ladder import Ladder
+from ladder_mcmc.maps import ReversibleMap
+from ladder_mcmc.metrics import Metric
+from ladder_mcmc.refresh import MomentumRefresh
+from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.targets import Target
+from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
+
+
+@attrs.frozen(eq=False)
+class PhaseState:
+    """A batch of phase-space points.
+
+    Attributes
+    ----------
+    x : array (chains, dim)
+        Positions.
+    v : array (chains, dim)
+        Momenta (on the ladder, the physical momentum is ``d·v``).
+    energy : array (chains,)
+        Potential energy ``E(x)`` (negative log target density, nats).
+    grad : array (chains, dim)
+        ``∂E/∂x`` at ``x``.
+    """
+
+    x: np.ndarray
+    v: np.ndarray
+    energy: np.ndarray
+    grad: np.ndarray
+
+
+def _energy_and_grad(target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    both = getattr(target, "energy_and_grad", None)
+    if both is not None:
+        e, g = both(x)
+    else:
+        e, g = target.energy(x), target.grad(x)
+    return np.asarray(e, dtype=float), np.asarray(g, dtype=float)
+
+
+@attrs.frozen(eq=False)
+class Leapfrog(ReversibleMap):
+    """``M`` leapfrog (Störmer–Verlet) steps of size ``ε``: the map ``L(ε, M)``.
+
+    Reversible through the momentum flip (``L⁻¹ = F L F``), volume preserving,
+    and only approximately energy conserving (paper, section 3.3.2). One
+    application costs ``M`` gradient evaluations and one energy evaluation.
+
+    Parameters
+    ----------
+    target : Target
+        The energy function ``E(x)`` and its gradient.
+    step_size : float
+        ``ε > 0``, in units of ``x`` per unit momentum (with ``M = I``).
+    n_steps : int
+        ``M ≥ 1``, the number of leapfrog steps per rung.
+    metric : Metric
+        Mass matrix; identity (the paper's choice) by default.
+    """
+
+    target: Target
+    step_size: float = attrs.field(validator=attrs_validator(positive_finite))
+    n_steps: int = attrs.field(validator=attrs_validator(positive_int))
+    metric: Metric = attrs.field(factory=Metric)
+
+    @property
+    def cost(self) -> int:  # type: ignore[override]
+        return int(self.n_steps)
+
+    def log_density(self, state: PhaseState) -> np.ndarray:
+        """``-H(x, v) = -E(x) - ½ vᵀ M⁻¹ v`` (paper, joint density of section 3.1)."""
+        return -(state.energy + self.metric.kinetic(state.v))
+
+    def flip(self, state: PhaseState) -> PhaseState:
+        """``F (x, v) = (x, -v)``."""
+        return attrs.evolve(state, v=-state.v)
+
+    def forward(self, state: PhaseState) -> PhaseState:
+        return self._integrate(state.x, state.v, state.grad)
+
+    def move(self, state: PhaseState, direction: np.ndarray) -> PhaseState:
+        """``L^d``: one batched integration with the momentum multiplied by ``d``."""
+        direction = np.asarray(direction)
+        if np.all(direction > 0):
+            return self.forward(state)
+        d = direction[:, None].astype(state.v.dtype)
+        out = self._integrate(state.x, d * state.v, state.grad)
+        return attrs.evolve(out, v=d * out.v)
+
+    def _integrate(self, x: np.ndarray, v: np.ndarray, g: np.ndarray) -> PhaseState:
+        eps = float(self.step_size)
+        vel = self.metric.velocity
+        grad = self.target.grad
+        v = v - (0.5 * eps) * g
+        for i in range(self.n_steps):
+            x = x + eps * vel(v)
+            if i < self.n_steps - 1:
+                g = np.asarray(grad(x), dtype=float)
+                v = v - eps * g
+        e, g = _energy_and_grad(self.target, x)
+        v = v - (0.5 * eps) * g
+        return PhaseState(x=x, v=v, energy=e, grad=g)
+
+    def prepare(self, init, rng: np.random.Generator) -> PhaseState:
+        """Build a phase state from positions (momentum drawn from ``N(0, M)``).
+
+        Raises
+        ------
+        ValueError
+            If the positions are not a finite (chains, dim) array matching the
+            target's dimension, or the energy or gradient there is non-finite
+            or of the wrong shape.
+        """
+        if isinstance(init, PhaseState):
+            x, v = np.asarray(init.x, dtype=float), np.asarray(init.v, dtype=float)
+        else:
+            x, v = np.asarray(init, dtype=float), None
+        if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+            raise ValueError(f"init must be an array of shape (chains, dim), got shape {x.shape}")
+        dim = getattr(self.target, "dim", None)
+        if dim is not None and x.shape[1] != dim:
+            raise ValueError(
+                f"init has dimension {x.shape[1]} but the target has dim={dim} "
+                f"(init shape {x.shape})"
+            )
+        if self.metric.dim is not None and self.metric.dim != x.shape[1]:
+            raise ValueError(f"inverse_mass has dimension {self.metric.dim}, init has {x.shape[1]}")
+        if not np.all(np.isfinite(x)):
+            bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
+            raise ValueError(f"init must be finite; chains {bad.tolist()} are not")
+        if v is None:
+            v = self.metric.sample_momentum(rng, x.shape)
+        elif v.shape != x.shape or not np.all(np.isfinite(v)):
+            raise ValueError(f"init.v must be finite with shape {x.shape}, got {v.shape}")
+        with np.errstate(all="ignore"):
+            e, g = _energy_and_grad(self.target, x)
+        if e.shape != (x.shape[0],):
+            raise ValueError(f"target.energy must return shape {(x.shape[0],)}, got {e.shape}")
+        if g.shape != x.shape:
+            raise ValueError(f"target.grad must return shape {x.shape}, got {g.shape}")
+        bad = np.flatnonzero(~(np.isfinite(e) & np.isfinite(g).all(axis=1)))
+        if bad.size:
+            raise ValueError(
+                f"the energy or gradient is not finite at the initial positions of chains "
+                f"{bad.tolist()}"
+            )
+        return PhaseState(x=x, v=v, energy=e, grad=g)
+
+    def draw(self, state: PhaseState) -> np.ndarray:
+        """Traces record positions only."""
+        return state.x
+
+    def describe(self) -> dict:
+        return {
+            "map": "Leapfrog",
+            "target": type(self.target).__name__,
+            "step_size": float(self.step_size),
+            "n_steps": int(self.n_steps),
+            **self.metric.describe(),
+        }
+
+
+def lahmc(
+    target: Target,
+    step_size: float,
+    n_leapfrog: int,
+    beta: float,
+    look_ahead: int = 4,
+    inverse_mass: np.ndarray | None = None,
+) -> Ladder:
+    """Look-Ahead HMC (paper, section 4): leapfrog ladder, look-ahead rule, momentum refresh.
+
+    Parameters
+    ----------
+    target : Target
+        Energy and gradient.
+    step_size : float
+        Leapfrog step ``ε``.
+    n_leapfrog : int
+        Leapfrog steps per rung ``M``.
+    beta : float in [0, 1]
+        Momentum refresh ``β`` (1 = full refresh).
+    look_ahead : int
+        ``K``, the most rungs tried before a momentum flip (paper: 4).
+    inverse_mass : array, optional
+        Diagonal (vector) or dense inverse mass matrix; identity if omitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import lahmc, sample
+    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> target = IllConditionedGaussian(2)
+    >>> kernel = lahmc(target, step_size=1.0, n_leapfrog=10, beta=0.1)
+    >>> trace = sample(kernel, target.sample(20, np.random.default_rng(0)), 50, seed=1)
+    >>> trace.positions.shape
+    (50, 20, 2)
+    """
+    positive_int("look_ahead", look_ahead)
+    positive_int("n_leapfrog", n_leapfrog)
+    metric = Metric(inverse_mass)
+    return Ladder(
+        Leapfrog(target, step_size, n_leapfrog, metric),
+        LookAheadRule(look_ahead),
+        MomentumRefresh(beta, metric),
+    )
+
+
+def hmc(
+    target: Target,
+    step_size: float,
+    n_leapfrog: int,
+    beta: float,
+    inverse_mass: np.ndarray | None = None,
+) -> Ladder:
+    """Standard (persistent when ``β < 1``) HMC: :func:`lahmc` with ``look_ahead = 1``.
+
+    A momentum flip on rejection, then the partial refresh (paper, section 3.4).
+    """
+    return lahmc(target, step_size, n_leapfrog, beta, look_ahead=1, inverse_mass=inverse_mass)

@@ -1,0 +1,279 @@
+"""The ladder kernel: a transition rule on the ladder of any reversible map.
+
+The extended state is ``(ζ, d)``, ``d ∈ {±1}`` per chain, with density
+``p(ζ, d) = p(ζ)/2`` (DESIGN §1; paper, section 6, last paragraph). A rung step
+is ``(ζ, d) → (L^d ζ, d)``, the flip is ``(ζ, d) → (ζ, -d)``. On this space
+``F ∘ L ∘ F = L⁻¹`` holds for any bijection ``L``, so any rule verified on the
+abstract ladder is correct for every map.
+
+One step (paper, section 4.2): the rule moves each chain to a rung, flips it, or
+leaves it, then the refresh ``R`` (optional) runs. This module holds the
+*synchronous* step — every chain does the same step at once, rungs computed
+only for chains still undecided. ``ladder_mcmc.ragged`` runs the same
+transitions with every chain at its own rung.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc import batch
+from ladder_mcmc.maps import ReversibleMap
+from ladder_mcmc.refresh import Refresh
+from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
+
+
+@attrs.frozen(eq=False)
+class LadderState:
+    """Kernel state of a batch of chains.
+
+    Attributes
+    ----------
+    state : State
+        The map's states ζ (chains first).
+    direction : int8 array (chains,)
+        ``d ∈ {+1, -1}``.
+    log_density : float array (chains,)
+        ``log p(ζ)`` (cached; always finite).
+    carry : Any
+        The rule's per-chain memory between steps (``None`` for most rules).
+    """
+
+    state: Any
+    direction: np.ndarray
+    log_density: np.ndarray
+    carry: Any = None
+
+
+@attrs.frozen(eq=False)
+class StepInfo:
+    """What one step did, per chain.
+
+    Attributes
+    ----------
+    rung : int array (chains,)
+        ``a ≥ 1`` for a move to ``L^a ζ``, ``0`` for the flip, ``-1`` for staying.
+    n_moves : int array (chains,)
+        Map applications computed (gradient evaluations = ``n_moves * map.cost``).
+    non_finite : int array (chains,)
+        Rungs whose log density was not finite (treated as density zero).
+    """
+
+    rung: np.ndarray
+    n_moves: np.ndarray
+    non_finite: np.ndarray
+
+
+def log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``log p`` of a batch, non-finite values (and NaN states) mapped to ``-inf``.
+
+    Returns the sanitised log density and a boolean mask of the non-finite chains.
+    """
+    with np.errstate(all="ignore"):
+        lp = np.asarray(map_.log_density(state), dtype=float)
+    bad = ~np.isfinite(lp) | ~batch.all_finite(state)
+    return np.where(bad, -np.inf, lp), bad
+
+
+def density_ratio(log_p: np.ndarray, log_p0: np.ndarray) -> np.ndarray:
+    """``p(ζ_a)/p(ζ)`` from logs (``0`` for density zero, ``inf`` on overflow)."""
+    with np.errstate(over="ignore"):
+        return np.exp(log_p - log_p0)
+
+
+def base_for(positions: tuple[int, ...], stage: int) -> tuple[bool, int]:
+    """Where stage ``stage``'s rung is computed from, and in which sign of ``d``.
+
+    Returns ``(from_origin, sign)``: the rung at ``positions[stage]`` is
+    ``L^{sign·d}`` applied to the previous stage's rung, or to the step's
+    starting state if ``from_origin``.
+    """
+    prev = positions[stage - 1] if stage > 0 else 0
+    pos = positions[stage]
+    if pos - prev in (1, -1) and stage > 0:
+        return False, pos - prev
+    return True, pos
+
+
+def check_rule(rule: Rule) -> None:
+    """Validate a rule's static plan (each rung one map application away)."""
+    pos = tuple(rule.positions)
+    if len(pos) < 1 or len(rule.outcomes) != len(pos):
+        raise ValueError(
+            f"rule {type(rule).__name__}: positions {pos} and outcomes "
+            f"{tuple(rule.outcomes)} must be non-empty and of equal length"
+        )
+    for s in range(len(pos)):
+        from_origin, sign = base_for(pos, s)
+        if from_origin and sign not in (1, -1):
+            raise ValueError(
+                f"rule {type(rule).__name__}: position {pos[s]} at stage {s} is not one "
+                "map application from the previous rung or the starting state"
+            )
+        code = rule.outcomes[s]
+        if code > 0 and code != pos[s]:
+            raise ValueError(
+                f"rule {type(rule).__name__}: stage {s} accepts rung {code} but computes "
+                f"position {pos[s]}"
+            )
+
+
+@attrs.frozen(eq=False)
+class Ladder:
+    """A ladder kernel: a map, a rule, and an optional refresh.
+
+    Parameters
+    ----------
+    map : ReversibleMap
+        The deterministic trajectory ``L``.
+    rule : Rule
+        The transition rule on the ladder (e.g. :class:`~ladder_mcmc.rules.LookAheadRule`).
+    refresh : Refresh, optional
+        Applied after every ladder step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import Ladder, DirectionRefresh
+    >>> from ladder_mcmc.rules import LookAheadRule
+    >>> from ladder_mcmc.finite import FiniteLadder
+    >>> ladder = FiniteLadder([1, 2, 0], [1, 2, 3])
+    >>> kernel = Ladder(ladder, LookAheadRule(2), DirectionRefresh(0.5))
+    >>> rng = np.random.default_rng(0)
+    >>> ks = kernel.init(np.array([0, 1, 2]), rng)
+    >>> ks, info = kernel.step(ks, rng)
+    >>> info.rung.shape
+    (3,)
+    """
+
+    map: ReversibleMap
+    rule: Rule
+    refresh: Refresh | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.map, ReversibleMap):
+            raise ValueError(f"map must be a ReversibleMap, got {type(self.map).__name__}")
+        if not isinstance(self.rule, Rule):
+            raise ValueError(f"rule must be a Rule, got {type(self.rule).__name__}")
+        if self.refresh is not None and not callable(self.refresh):
+            raise ValueError(f"refresh must be a Refresh or None, got {self.refresh!r}")
+        check_rule(self.rule)
+
+    @property
+    def max_rung(self) -> int:
+        return self.rule.max_rung
+
+    def init(
+        self,
+        init: Any,
+        rng: np.random.Generator,
+        direction: np.ndarray | None = None,
+    ) -> LadderState:
+        """Kernel state for initial values ``init`` (directions drawn uniformly).
+
+        Raises
+        ------
+        ValueError
+            If the map rejects ``init`` or its density is zero or non-finite.
+        """
+        state = self.map.prepare(init, rng)
+        n = batch.n_chains(state)
+        if direction is None:
+            direction = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+        else:
+            direction = np.asarray(direction, dtype=np.int8)
+            if direction.shape != (n,) or not np.all(np.abs(direction) == 1):
+                raise ValueError(f"direction must be ±1 with shape ({n},), got {direction!r}")
+        lp, bad = log_density_of(self.map, state)
+        if bad.any():
+            raise ValueError(
+                f"init has zero or non-finite density at chains {np.flatnonzero(bad).tolist()}"
+            )
+        return LadderState(state, direction, lp, self.rule.init_carry(n, rng))
+
+    def step(self, ks: LadderState, rng: np.random.Generator) -> tuple[LadderState, StepInfo]:
+        """One synchronous step of every chain: ladder move, then refresh."""
+        rule, map_ = self.rule, self.map
+        n = len(ks.direction)
+        u = rule.uniform(ks.carry, rng, n)
+        code = np.full(n, rule.fallthrough, dtype=np.int64)
+        n_moves = np.zeros(n, dtype=np.int64)
+        non_finite = np.zeros(n, dtype=np.int64)
+        ratio_taken = np.ones(n)
+        new_state, new_lp = ks.state, ks.log_density.copy()
+        pending = np.arange(n)
+        current = ks.state
+        memory = np.zeros(n)
+        positions = tuple(rule.positions)
+        for s in range(len(positions)):
+            if pending.size == 0:
+                break
+            from_origin, sign = base_for(positions, s)
+            base = batch.take(ks.state, pending) if from_origin else current
+            with np.errstate(all="ignore"):
+                rung = map_.move(base, sign * ks.direction[pending])
+            lp, bad = log_density_of(map_, rung)
+            n_moves[pending] += 1
+            non_finite[pending] += bad
+            ratio = density_ratio(lp, ks.log_density[pending])
+            mem, cum = rule.update(memory[pending], np.full(pending.size, s), ratio)
+            memory[pending] = mem
+            stop = u[pending] < cum
+            if stop.any():
+                idx = pending[stop]
+                code[idx] = rule.outcomes[s]
+                if rule.outcomes[s] > 0:
+                    new_state = batch.put(new_state, idx, batch.take(rung, stop))
+                    new_lp[idx] = lp[stop]
+                    ratio_taken[idx] = ratio[stop]
+            pending = pending[~stop]
+            current = batch.take(rung, ~stop)
+        direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
+        carry = rule.next_carry(ks.carry, u, code, ratio_taken)
+        state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)
+        info = StepInfo(rung=code, n_moves=n_moves, non_finite=non_finite)
+        return LadderState(state, direction, new_lp, carry), info
+
+    def apply_refresh(
+        self, state: Any, direction: np.ndarray, log_p: np.ndarray, rng: np.random.Generator
+    ) -> tuple[Any, np.ndarray, np.ndarray]:
+        """Run the refresh on a batch and recompute ``log p`` if it changed the state."""
+        if self.refresh is None:
+            return state, direction, log_p
+        state, direction = self.refresh(state, direction, rng)
+        if self.refresh.changes_state:
+            log_p, _ = log_density_of(self.map, state)
+        return state, np.asarray(direction, dtype=np.int8), log_p
+
+    def describe(self) -> dict:
+        """JSON-able description (used to refuse foreign checkpoints)."""
+        return {
+            "kernel": "Ladder",
+            **self.map.describe(),
+            **self.rule.describe(),
+            "refresh": None if self.refresh is None else self.refresh.describe(),
+        }
+
+
+def LookAhead(  # noqa: N802 - a constructor, named like the class it builds
+    map: ReversibleMap,  # noqa: A002 - the paper's word
+    max_rungs: int = 4,
+    refresh: Refresh | None = None,
+) -> Ladder:
+    """The look-ahead ladder kernel: ``Ladder(map, LookAheadRule(max_rungs), refresh)``.
+
+    Parameters
+    ----------
+    map : ReversibleMap
+        Any reversible, volume-preserving map.
+    max_rungs : int
+        ``K ≥ 1``; ``K = 1`` is Metropolis on the ladder (standard persistent HMC
+        for leapfrog).
+    refresh : Refresh, optional
+        E.g. :class:`~ladder_mcmc.refresh.MomentumRefresh` or
+        :class:`~ladder_mcmc.refresh.DirectionRefresh`.
+    """
+    return Ladder(map, LookAheadRule(max_rungs), refresh)

@@ -1,0 +1,126 @@
+"""The reversible-map contract: the deterministic trajectory a ladder climbs.
+
+A :class:`ReversibleMap` is a deterministic, volume-preserving bijection ``L`` of
+the extended state space together with the target density ``p`` on that space
+(paper, section 3.3; DESIGN §1). The ladder of states ``..., L^-1 ζ, ζ, L ζ,
+L^2 ζ, ...`` (paper, figure 1b) is climbed by applying ``L`` (direction ``d =
++1``) or ``L^-1`` (``d = -1``) one rung at a time.
+
+A subclass supplies :meth:`ReversibleMap.forward` and
+:meth:`ReversibleMap.log_density`, and the inverse in one of two ways:
+
+* :meth:`ReversibleMap.backward` directly, or
+* an involution :meth:`ReversibleMap.flip` with ``p(F ζ) = p(ζ)`` and
+  ``F ∘ L ∘ F = L^-1`` (paper, eq. for ``L^-1`` in section 3.3.2); then
+  ``backward = flip ∘ forward ∘ flip`` for free.
+
+All methods act on a batch: the leading axis of every array indexes chains.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+from ladder_mcmc import batch
+from ladder_mcmc.batch import State
+
+
+class ReversibleMap(abc.ABC):
+    """Abstract deterministic, reversible, volume-preserving map ``L``.
+
+    Attributes
+    ----------
+    cost : int
+        Gradient (or other expensive) evaluations one application of the map
+        costs per chain. Used only for bookkeeping (``Trace.grad_evals``).
+        Leapfrog sets it to its number of leapfrog steps ``M``.
+
+    Examples
+    --------
+    The shift on a cycle of ``n`` states, uniform density, is a reversible map
+    whose inverse is given directly:
+
+    >>> import numpy as np
+    >>> class Shift(ReversibleMap):
+    ...     n = 5
+    ...     def forward(self, state):
+    ...         return (state + 1) % self.n
+    ...     def backward(self, state):
+    ...         return (state - 1) % self.n
+    ...     def log_density(self, state):
+    ...         return np.zeros(len(state))
+    >>> Shift().move(np.array([0, 4]), np.array([1, -1]))
+    array([1, 3])
+    """
+
+    cost: int = 1
+
+    @abc.abstractmethod
+    def forward(self, state: State) -> State:
+        """``L ζ`` for every chain."""
+
+    @abc.abstractmethod
+    def log_density(self, state: State) -> np.ndarray:
+        """``log p(ζ)`` up to an additive constant, shape ``(chains,)``.
+
+        ``-inf`` (or any non-finite value) means density zero: such a state is
+        never moved to.
+        """
+
+    def flip(self, state: State) -> State:
+        """The involution ``F`` (``F F = id``, ``p(F ζ) = p(ζ)``, ``F L F = L^-1``).
+
+        Optional: a map that defines :meth:`backward` need not define it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no flip")
+
+    @property
+    def has_flip(self) -> bool:
+        """Whether the subclass defines :meth:`flip`."""
+        return type(self).flip is not ReversibleMap.flip
+
+    def backward(self, state: State) -> State:
+        """``L^-1 ζ``; by default ``F L F ζ`` when :meth:`flip` is defined."""
+        if not self.has_flip:
+            raise TypeError(
+                f"{type(self).__name__} must define backward() or flip(): "
+                "a ReversibleMap needs its inverse"
+            )
+        return self.flip(self.forward(self.flip(state)))
+
+    def move(self, state: State, direction: np.ndarray) -> State:
+        """Apply ``L^d`` to each chain, ``d = direction[i] ∈ {+1, -1}``.
+
+        With a flip this costs one batched :meth:`forward` call
+        (``L^-1 = F L F``); otherwise the chains are split by direction into one
+        :meth:`forward` and one :meth:`backward` call. Subclasses may override
+        it with something faster (leapfrog folds ``d`` into the momentum).
+        """
+        direction = np.asarray(direction)
+        back = direction < 0
+        if not back.any():
+            return self.forward(state)
+        if back.all():
+            return self.backward(state)
+        if self.has_flip:
+            flipped = batch.where(back, self.flip(state), state)
+            moved = self.forward(flipped)
+            return batch.where(back, self.flip(moved), moved)
+        idx_f = np.flatnonzero(~back)
+        idx_b = np.flatnonzero(back)
+        out = batch.put(state, idx_f, self.forward(batch.take(state, idx_f)))
+        return batch.put(out, idx_b, self.backward(batch.take(state, idx_b)))
+
+    def prepare(self, init: State, rng: np.random.Generator) -> State:
+        """Turn a user's initial value into a state (validated). Identity here."""
+        return init
+
+    def draw(self, state: State) -> State:
+        """What a trace records for a state: the whole state by default."""
+        return state
+
+    def describe(self) -> dict:
+        """A JSON-able description of the map (for checkpoints and reports)."""
+        return {"map": type(self).__name__}

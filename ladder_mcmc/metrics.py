@@ -1,0 +1,84 @@
+"""Mass matrices (metrics) for Hamiltonian dynamics.
+
+The kinetic energy is ``K(v) = ½ vᵀ M⁻¹ v`` and the momentum is drawn from
+``N(0, M)``; the paper uses ``M = I`` (section 3.1, eq. for ``p(v)``). A metric
+is described by its *inverse* mass matrix ``M⁻¹``, which plays the role of a
+covariance estimate of the target (Stan's convention).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+
+def _as_inverse_mass(value: object) -> np.ndarray | None:
+    if value is None:
+        return None
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape[0] != arr.shape[1]):
+        raise ValueError(
+            f"inverse_mass must be a vector (diagonal) or a square matrix, got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("inverse_mass must be finite")
+    if arr.ndim == 1 and np.any(arr <= 0):
+        raise ValueError(f"inverse_mass must be positive, got {arr!r}")
+    return arr
+
+
+@attrs.frozen(eq=False)
+class Metric:
+    """Euclidean metric with inverse mass matrix ``M⁻¹``.
+
+    Parameters
+    ----------
+    inverse_mass : None, array (dim,) or array (dim, dim)
+        ``None`` for the identity (the paper's choice), a vector for a
+        diagonal ``M⁻¹``, a symmetric positive-definite matrix for a dense one.
+    """
+
+    inverse_mass: np.ndarray | None = attrs.field(default=None, converter=_as_inverse_mass)
+    _chol_mass: np.ndarray | None = attrs.field(init=False, default=None)
+    _sqrt_mass: np.ndarray | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        m = self.inverse_mass
+        if m is not None and m.ndim == 2:
+            try:
+                mass = np.linalg.inv(m)
+                object.__setattr__(self, "_chol_mass", np.linalg.cholesky((mass + mass.T) / 2))
+            except np.linalg.LinAlgError as err:
+                raise ValueError("inverse_mass must be symmetric positive definite") from err
+        elif m is not None:
+            object.__setattr__(self, "_sqrt_mass", 1.0 / np.sqrt(m))
+
+    @property
+    def dim(self) -> int | None:
+        return None if self.inverse_mass is None else self.inverse_mass.shape[0]
+
+    def velocity(self, v: np.ndarray) -> np.ndarray:
+        """``dx/dt = M⁻¹ v`` for a batch ``v`` of shape (chains, dim)."""
+        m = self.inverse_mass
+        if m is None:
+            return v
+        if m.ndim == 1:
+            return v * m
+        return v @ m
+
+    def kinetic(self, v: np.ndarray) -> np.ndarray:
+        """``½ vᵀ M⁻¹ v`` per chain, shape (chains,)."""
+        return 0.5 * np.einsum("ij,ij->i", v, self.velocity(v))
+
+    def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        """Draws from ``N(0, M)``, shape (chains, dim)."""
+        z = rng.standard_normal(shape)
+        if self.inverse_mass is None:
+            return z
+        if self._sqrt_mass is not None:
+            return z * self._sqrt_mass
+        return z @ self._chol_mass.T
+
+    def describe(self) -> dict:
+        m = self.inverse_mass
+        return {"metric": "identity" if m is None else ("diagonal" if m.ndim == 1 else "dense")}

@@ -1,0 +1,138 @@
+"""Refresh operators ``R``: stochastic steps that keep ``p(ζ, d)`` invariant.
+
+A refresh runs after every ladder step (paper, section 4.2, step 2) and moves
+the chain off its current ladder. It is a callable
+``refresh(state, direction, rng) -> (state, direction)`` acting on a batch of
+chains; ``changes_state`` tells the ladder whether the log density must be
+recomputed afterwards.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from fractions import Fraction
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.metrics import Metric
+from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int, probability
+
+
+class Refresh(abc.ABC):
+    """Abstract refresh operator."""
+
+    changes_state: bool = True
+
+    @abc.abstractmethod
+    def __call__(
+        self, state: Any, direction: np.ndarray, rng: np.random.Generator
+    ) -> tuple[Any, np.ndarray]:
+        """Refresh a batch of chains."""
+
+    def __add__(self, other: Refresh) -> ComposedRefresh:
+        """``a + b``: apply ``a`` then ``b``."""
+        return ComposedRefresh((self, other))
+
+    def describe(self) -> dict:
+        return {"refresh": type(self).__name__}
+
+
+@attrs.frozen
+class ComposedRefresh(Refresh):
+    """Apply several refreshes in order; each keeps the target, so does the whole."""
+
+    parts: tuple[Refresh, ...] = attrs.field(converter=tuple)
+
+    @property
+    def changes_state(self) -> bool:  # type: ignore[override]
+        return any(p.changes_state for p in self.parts)
+
+    def __call__(self, state, direction, rng):
+        for part in self.parts:
+            state, direction = part(state, direction, rng)
+        return state, direction
+
+    def describe(self) -> dict:
+        return {"refresh": "ComposedRefresh", "parts": [p.describe() for p in self.parts]}
+
+
+@attrs.frozen
+class DirectionRefresh(Refresh):
+    """Resample the direction ``d`` uniformly from ``{±1}`` with probability ``prob``.
+
+    Keeps ``p(ζ, d) = p(ζ)/2`` (DESIGN §1). ``prob = 1`` makes every step start
+    in a random direction (a reversible chain); a small ``prob`` keeps the
+    direction, giving a lifted (non-reversible) chain.
+
+    Parameters
+    ----------
+    prob : float or Fraction in [0, 1]
+        Per-chain probability of resampling the direction each step. A
+        :class:`fractions.Fraction` (or an exact binary float) lets
+        ``ladder_mcmc.finite`` build exact transition matrices.
+    """
+
+    prob: float | Fraction = attrs.field(validator=attrs_validator(probability))
+    changes_state = False
+
+    def __call__(self, state, direction, rng):
+        n = len(direction)
+        resample = rng.random(n) < float(self.prob)
+        fresh = np.where(rng.random(n) < 0.5, 1, -1).astype(direction.dtype)
+        return state, np.where(resample, fresh, direction)
+
+    def describe(self) -> dict:
+        return {"refresh": "DirectionRefresh", "prob": str(self.prob)}
+
+
+@attrs.frozen
+class MomentumRefresh(Refresh):
+    """Partial momentum refresh ``R(β)`` (paper, section 3.3.3).
+
+    ``v' = √(1−β) v + √β n``, ``n ~ N(0, M)``. The noise is applied to the
+    physical momentum ``d·v`` (the direction ``d`` is the momentum's sign on the
+    ladder), so with the same generator this is draw for draw the textbook
+    persistent-HMC refresh; in law it is the same either way.
+
+    Parameters
+    ----------
+    beta : float in [0, 1]
+        Fraction of the momentum's variance replaced by noise per step;
+        ``1`` = full refresh (standard HMC), small = persistent momentum.
+    metric : Metric
+        The mass matrix the momentum is drawn from (identity by default).
+    """
+
+    beta: float = attrs.field(validator=attrs_validator(probability))
+    metric: Metric = attrs.field(factory=Metric)
+
+    @classmethod
+    def from_alpha(
+        cls, alpha: float, step_size: float, n_steps: int, metric: Metric | None = None
+    ) -> MomentumRefresh:
+        """``β = α^{1/(ε M)}``: a fraction ``α`` randomised per unit simulation time.
+
+        Paper, footnote in section 3.4 (after Culpepper et al. 2011).
+        """
+        probability("alpha", alpha)
+        positive_finite("step_size", step_size)
+        positive_int("n_steps", n_steps)
+        beta = math.pow(alpha, 1.0 / (step_size * n_steps))
+        return cls(beta, metric if metric is not None else Metric())
+
+    def __call__(self, state, direction, rng):
+        v = state.v
+        noise = self.metric.sample_momentum(rng, v.shape)
+        if self.beta == 1:
+            v_new = direction[:, None] * noise
+        else:
+            v_new = math.sqrt(1.0 - self.beta) * v + math.sqrt(self.beta) * (
+                direction[:, None] * noise
+            )
+        return attrs.evolve(state, v=v_new), direction
+
+    def describe(self) -> dict:
+        return {"refresh": "MomentumRefresh", "beta": self.beta, **self.metric.describe()}

@@ -1,0 +1,143 @@
+"""Transition rules on the ladder of states.
+
+A rule decides, from the densities of the rungs it looks at, where a chain
+moves: to a rung ``L^a ζ`` (code ``a ≥ 1``), to the flip ``(ζ, -d)`` (code
+``0``), or nowhere (code ``-1``, "stay"). DESIGN §2 fixes the reporting codes.
+
+A rule is a short, static plan plus a little arithmetic:
+
+* ``positions[s]`` — the rung (relative to the chain's direction, ``-1`` is
+  ``L^{-d} ζ``) looked at in stage ``s``;
+* ``outcomes[s]`` — the code taken when the chain stops at stage ``s``;
+* ``fallthrough`` — the code taken when no stage stops the chain;
+* :meth:`Rule.update` — the cumulative probability ``C_s`` of stopping at or
+  before stage ``s``, computed incrementally from the density ratio
+  ``r_s = p(rung at positions[s]) / p(ζ)`` and one number of per-chain memory
+  (``memory``, zero at the start of every step).
+
+Sampling draws one uniform ``u`` per chain per step and stops at the first stage
+with ``u < C_s`` — the greedy scheme of the paper (section 4.3): a rung is
+computed only while the chain is undecided. The exact transition matrices of
+``ladder_mcmc.finite`` use the *same* :meth:`Rule.update` on rational numbers,
+so the exact checks test the arithmetic that samples.
+
+:meth:`Rule.update` must be written with operations that also work on numpy
+object arrays of :class:`fractions.Fraction` (``np.minimum``, ``np.maximum``,
+``np.where``, ``+``, ``-``, ``*``, ``/``).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.validation import positive_int
+
+FLIP = 0
+"""Outcome code of the flip ``(ζ, d) → (ζ, -d)``."""
+STAY = -1
+"""Outcome code of staying put."""
+
+
+class Rule(abc.ABC):
+    """Abstract transition rule on the ladder (see the module docstring)."""
+
+    positions: tuple[int, ...]
+    outcomes: tuple[int, ...]
+    fallthrough: int
+
+    @abc.abstractmethod
+    def update(
+        self, memory: np.ndarray, stage: np.ndarray, ratio: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One stage of the rule for a batch of chains.
+
+        Parameters
+        ----------
+        memory : array (chains,)
+            The rule's per-chain memory, zero at stage 0.
+        stage : int array (chains,)
+            The stage each chain is at (chains may be at different stages
+            under the ragged driver).
+        ratio : array (chains,)
+            ``p(ζ_s) / p(ζ)``, the density of the rung at ``positions[stage]``
+            relative to the step's starting state; ``0`` for density zero.
+
+        Returns
+        -------
+        memory, cumulative : arrays (chains,)
+            The new memory, and ``C_s``: the probability of having stopped at
+            or before this stage. Non-decreasing in ``s``, at most 1.
+        """
+
+    @property
+    def max_rung(self) -> int:
+        """The largest rung code this rule can report."""
+        return max([c for c in (*self.outcomes, self.fallthrough) if c > 0], default=0)
+
+    @property
+    def n_stages(self) -> int:
+        return len(self.positions)
+
+    # ---- the uniform: fresh per step unless a rule carries it (Neal 2020) ----
+    def init_carry(self, n_chains: int, rng: np.random.Generator) -> Any:
+        """Per-chain state carried between steps (in the kernel state); None here."""
+        return None
+
+    def uniform(self, carry: Any, rng: np.random.Generator, n: int) -> np.ndarray:
+        """The uniform ``u ∈ [0, 1)`` of each chain for this step."""
+        return rng.random(n)
+
+    def next_carry(self, carry: Any, u: np.ndarray, code: np.ndarray, ratio: np.ndarray) -> Any:
+        """Carry after a step that stopped with ``code``; ``ratio = p(ζ') / p(ζ)``."""
+        return carry
+
+    def describe(self) -> dict:
+        return {"rule": type(self).__name__, **attrs.asdict(self)}
+
+
+@attrs.frozen
+class LookAheadRule(Rule):
+    """The look-ahead rule of LAHMC (Sohl-Dickstein, Mudigonda & DeWeese 2014).
+
+    Paper, equation for ``π_{L^a}`` in section 4.3::
+
+        π_a(ζ) = min[1 − Σ_{b<a} π_b(ζ),  p(F L^a ζ)/p(ζ) · (1 − Σ_{b<a} π_b(F L^a ζ))]
+        π_F(ζ) = 1 − Σ_a π_a(ζ)
+
+    computed in the closed form of its cumulative sum (DESIGN §2; the "extra
+    chances" rule of Campos & Sanz-Serna 2015)::
+
+        C_a(ζ) = Σ_{b≤a} π_b(ζ) = min(1, max_{1≤j≤a} p(L^j ζ)/p(ζ)),
+
+    a running maximum: O(1) per rung. The exact test suite checks the closed
+    form against the recursion on random finite ladders. ``max_rungs = 1`` is
+    Metropolis–Hastings with proposal ``F L`` (standard persistent HMC).
+
+    Parameters
+    ----------
+    max_rungs : int
+        ``K``, the largest number of map applications tried before flipping.
+    """
+
+    max_rungs: int = attrs.field(default=4)
+
+    def __attrs_post_init__(self) -> None:
+        positive_int("max_rungs", self.max_rungs)
+
+    @property
+    def positions(self) -> tuple[int, ...]:  # type: ignore[override]
+        return tuple(range(1, self.max_rungs + 1))
+
+    @property
+    def outcomes(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.positions
+
+    fallthrough = FLIP
+
+    def update(self, memory, stage, ratio):
+        running_max = np.maximum(memory, ratio)
+        return running_max, np.minimum(1, running_max)

@@ -1,0 +1,161 @@
+"""Targets: energy functions ``E(x) = -log p(x) + const`` with gradients.
+
+A target is any object with
+
+* ``energy(x)`` → array (chains,), for positions ``x`` of shape (chains, dim);
+* ``grad(x)`` → array (chains, dim), the gradient of the energy;
+
+optionally ``energy_and_grad(x)`` (both at once, when cheaper) and ``dim``
+(checked against the initial positions). Plain functions are wrapped by
+:class:`FunctionTarget`. The paper's targets (section 5) are defined here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
+
+
+@runtime_checkable
+class Target(Protocol):
+    """What a leapfrog map needs of a target density."""
+
+    def energy(self, x: np.ndarray) -> np.ndarray: ...
+
+    def grad(self, x: np.ndarray) -> np.ndarray: ...
+
+
+@attrs.frozen
+class FunctionTarget:
+    """Wrap plain functions as a target.
+
+        Parameters
+        ----------
+        energy : callable
+            ``x (chains, dim) -> (chains,)``, the negative log density up to a constant.
+        grad : callable
+            ``x (chains, dim) -> (chains, dim)``, its gradient.
+        dim : int, optional
+            The dimension, if known (used to validate initial positions).
+
+        Examples
+        --------
+        >>> import numpy as np
+
+    from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
+        >>> t = FunctionTarget(lambda x: 0.5 * (x**2).sum(1), lambda x: x, dim=3)
+        >>> t.energy(np.ones((2, 3)))
+        array([1.5, 1.5])
+    """
+
+    energy: Callable[[np.ndarray], np.ndarray]
+    grad: Callable[[np.ndarray], np.ndarray]
+    dim: int | None = None
+
+
+@attrs.frozen
+class IllConditionedGaussian:
+    """Zero-mean Gaussian with diagonal covariance, eigenvalues log-spaced in ``[1, 10^c]``.
+
+    The paper's first two targets (section 5): ``dim = 2`` and ``dim = 100``
+    with ``c = 6``; figure 3 uses ``dim = 2``, ``c = 5``.
+    ``E(x) = ½ Σ_i x_i² / σ_i²`` with ``σ_i² = 10^{c i/(dim-1)}``.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension.
+    log_condition : float
+        ``c = log10`` of the condition number of the covariance.
+    """
+
+    dim: int = attrs.field(validator=attrs_validator(positive_int))
+    log_condition: float = attrs.field(default=6.0)
+    variances: np.ndarray = attrs.field(init=False, eq=False, repr=False)
+    precisions: np.ndarray = attrs.field(init=False, eq=False, repr=False)
+
+    @log_condition.validator
+    def _check_log_condition(self, _attr, value):
+        if not (np.isfinite(value) and value >= 0):
+            raise ValueError(f"log_condition must be finite and >= 0, got {value!r}")
+
+    def __attrs_post_init__(self) -> None:
+        var = np.logspace(0.0, self.log_condition, self.dim)
+        object.__setattr__(self, "variances", var)
+        object.__setattr__(self, "precisions", 1.0 / var)
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        return 0.5 * (x * x) @ self.precisions
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return x * self.precisions
+
+    def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g = x * self.precisions
+        return 0.5 * np.einsum("ij,ij->i", x, g), g
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` exact draws, shape (n, dim)."""
+        return rng.standard_normal((n, self.dim)) * np.sqrt(self.variances)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+
+@attrs.frozen
+class RoughWell:
+    """The paper's "rough well" (section 5): a wide quadratic bowl with sinusoidal ripples.
+
+    ``E(x) = |x|² / (2 σ₁²) + Σ_i cos(π x_i / σ₂)``, with ``σ₁ = 100``, ``σ₂ = 2``
+    and ``dim = 2`` in the paper.
+
+    Parameters
+    ----------
+    sigma1 : float
+        Width of the quadratic well.
+    sigma2 : float
+        Half-period of the ripples.
+    dim : int
+        Dimension (2 in the paper).
+    """
+
+    sigma1: float = attrs.field(default=100.0, validator=attrs_validator(positive_finite))
+    sigma2: float = attrs.field(default=2.0, validator=attrs_validator(positive_finite))
+    dim: int = attrs.field(default=2, validator=attrs_validator(positive_int))
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        k = np.pi / self.sigma2
+        return (x * x).sum(axis=1) / (2 * self.sigma1**2) + np.cos(k * x).sum(axis=1)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        k = np.pi / self.sigma2
+        return x / self.sigma1**2 - k * np.sin(k * x)
+
+    def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = np.pi / self.sigma2
+        kx = k * x
+        e = (x * x).sum(axis=1) / (2 * self.sigma1**2) + np.cos(kx).sum(axis=1)
+        return e, x / self.sigma1**2 - k * np.sin(kx)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` exact draws by rejection, coordinate by coordinate, shape (n, dim).
+
+        The density factorises; each coordinate is drawn from ``N(0, σ₁²)`` and
+        accepted with probability ``exp(-cos(π x/σ₂) - 1) ≤ 1`` (about 47%).
+        """
+        out = np.empty(n * self.dim)
+        filled = 0
+        while filled < out.size:
+            need = out.size - filled
+            cand = rng.normal(0.0, self.sigma1, size=2 * need + 16)
+            keep = cand[rng.random(cand.size) < np.exp(-np.cos(np.pi * cand / self.sigma2) - 1)]
+            take = keep[:need]
+            out[filled : filled + take.size] = take
+            filled += take.size
+        return out.reshape(n, self.dim)

@@ -1,0 +1,52 @@
+"""Checks of user-supplied hyperparameters: a clear ``ValueError`` naming the parameter."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+
+def positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    """``value`` as an int, or ``ValueError`` unless it is an integer ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def positive_finite(name: str, value: Any) -> float:
+    """``value`` as a float, or ``ValueError`` unless it is finite and ``> 0``."""
+    try:
+        ok = not isinstance(value, bool) and bool(np.isfinite(value)) and value > 0
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return float(value)
+
+
+def probability(name: str, value: Any) -> Any:
+    """``value`` unchanged, or ``ValueError`` unless it is a number in ``[0, 1]``.
+
+    :class:`fractions.Fraction` values are kept exact (for ``ladder_mcmc.finite``).
+    """
+    if isinstance(value, Fraction):
+        ok = 0 <= value <= 1
+    else:
+        try:
+            ok = not isinstance(value, bool) and bool(np.isfinite(value)) and 0 <= value <= 1
+        except (TypeError, ValueError):
+            ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return value
+
+
+def attrs_validator(check, name: str | None = None):
+    """Wrap a check as an attrs validator (the attribute's name is the parameter's)."""
+
+    def validate(_inst, attr, value):
+        check(name or attr.name, value)
+
+    return validate
