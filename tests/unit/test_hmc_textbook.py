@@ -36,7 +36,9 @@ def textbook_hmc(target, x, step_size, n_leapfrog, beta, n_steps, rng):
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.1])
-@pytest.mark.parametrize("target", [IllConditionedGaussian(2), RoughWell()], ids=["gauss2", "rough"])
+@pytest.mark.parametrize(
+    "target", [IllConditionedGaussian(2), RoughWell()], ids=["gauss2", "rough"]
+)
 def test_hmc_equals_textbook_draw_for_draw(target, beta):
     x0 = target.sample(16, np.random.default_rng(3))
     n_steps = 200
@@ -46,9 +48,7 @@ def test_hmc_equals_textbook_draw_for_draw(target, beta):
     rng = np.random.default_rng(7)
     ks = kernel.init(x0, rng, direction=np.ones(16, dtype=np.int8))
     trace = sample(kernel, ks, n_steps, seed=rng, schedule="synchronous")
-    expected, accepted = textbook_hmc(
-        target, x0, 1.0, 10, beta, n_steps, np.random.default_rng(7)
-    )
+    expected, accepted = textbook_hmc(target, x0, 1.0, 10, beta, n_steps, np.random.default_rng(7))
     np.testing.assert_array_equal(trace.rungs == 1, accepted)
     np.testing.assert_allclose(trace.positions, expected, rtol=1e-12, atol=1e-12)
     assert 0 < accepted.mean() < 1  # both outcomes occur, so the comparison has teeth
