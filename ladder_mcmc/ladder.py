@@ -60,11 +60,16 @@ class StepInfo:
         Map applications computed (gradient evaluations = ``n_moves * map.cost``).
     non_finite : int array (chains,)
         Rungs whose log density was not finite (treated as density zero).
+    first_stage_prob : float array (chains,)
+        ``C_0``, the probability of stopping at the rule's first stage (for
+        the look-ahead rule, of taking ``L ζ``: HMC's acceptance probability).
+        Step-size adaptation targets its mean.
     """
 
     rung: np.ndarray
     n_moves: np.ndarray
     non_finite: np.ndarray
+    first_stage_prob: np.ndarray | None = None
 
 
 def log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -207,6 +212,7 @@ class Ladder:
         pending = np.arange(n)
         current = ks.state
         memory = np.zeros(n)
+        first_stage_prob = np.zeros(n)
         positions = tuple(rule.positions)
         for s in range(len(positions)):
             if pending.size == 0:
@@ -221,6 +227,8 @@ class Ladder:
             ratio = density_ratio(lp, ks.log_density[pending])
             mem, cum = rule.update(memory[pending], np.full(pending.size, s), ratio)
             memory[pending] = mem
+            if s == 0:
+                first_stage_prob = np.asarray(cum, dtype=float)
             stop = u[pending] < cum
             if stop.any():
                 idx = pending[stop]
@@ -234,7 +242,7 @@ class Ladder:
         direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
         carry = rule.next_carry(ks.carry, u, code, ratio_taken)
         state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)
-        info = StepInfo(rung=code, n_moves=n_moves, non_finite=non_finite)
+        info = StepInfo(code, n_moves, non_finite, first_stage_prob)
         return LadderState(state, direction, new_lp, carry), info
 
     def apply_refresh(

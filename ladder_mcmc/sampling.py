@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ladder_mcmc import batch
+from ladder_mcmc.adaptation import warmup as run_warmup
 from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.progress import Progress
 from ladder_mcmc.ragged import run_ragged
@@ -44,6 +45,10 @@ def sample(
     schedule: Schedule = "ragged",
     thin: int = 1,
     progress: bool = False,
+    warmup: int = 0,
+    target_prob: float = 0.8,
+    adapt_mass: bool = True,
+    dense_mass: bool = False,
 ) -> Trace:
     """Run ``kernel`` for ``n_steps`` steps on every chain.
 
@@ -69,6 +74,16 @@ def sample(
         Keep the draw of every ``thin``-th step (statistics keep every step).
     progress : bool
         Show a progress bar on stderr.
+    warmup : int
+        Warm-up steps before sampling (HMC-family kernels): the step size is
+        adapted by dual averaging towards ``target_prob``, the probability of
+        taking the first rung, and (``adapt_mass``) a diagonal — or
+        ``dense_mass`` — inverse mass matrix from windowed variance estimates,
+        as in Stan (``ladder_mcmc.adaptation``). Warm-up draws are dropped;
+        ``trace.warmup`` holds the adapted values and the warm-up's gradient
+        evaluations; ``trace.grad_evals`` counts the sampling phase only.
+    target_prob, adapt_mass, dense_mass
+        See ``warmup``.
 
     Returns
     -------
@@ -90,6 +105,18 @@ def sample(
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     ks = init if isinstance(init, LadderState) else kernel.init(init, rng)
+    warm = None
+    if warmup:
+        kernel, ks, warm = run_warmup(
+            kernel,
+            ks,
+            warmup,
+            rng,
+            target_prob=target_prob,
+            adapt_mass=adapt_mass,
+            dense=dense_mass,
+            progress=progress,
+        )
     recorder = Recorder(n_steps, len(ks.direction), thin)
     bar = Progress(n_steps, enabled=progress)
     start = time.perf_counter()
@@ -120,4 +147,5 @@ def sample(
         interrupted=interrupted,
         wall_time=wall,
         kernel=kernel.describe(),
+        warmup=warm,
     )

@@ -95,7 +95,10 @@ class Trace:
     wall_time : float
         Seconds spent sampling.
     kernel : dict
-        Description of the kernel.
+        Description of the kernel (after warm-up adaptation, the adapted one).
+    warmup : WarmupResult or None
+        Adapted step size and mass matrix, and the warm-up's own gradient
+        evaluations (not included in ``grad_evals``), when ``warmup > 0``.
     """
 
     states: Any
@@ -109,6 +112,7 @@ class Trace:
     interrupted: bool = False
     wall_time: float = 0.0
     kernel: dict = attrs.field(factory=dict)
+    warmup: Any = None
 
     @property
     def n_steps(self) -> int:
