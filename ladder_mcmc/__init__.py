@@ -4,13 +4,18 @@ Implements and generalises Look-Ahead HMC (Sohl-Dickstein, Mudigonda & DeWeese,
 "Hamiltonian Monte Carlo Without Detailed Balance", ICML 2014).
 """
 
+from ladder_mcmc.cycle import CycleShift
+from ladder_mcmc.harmonic import HarmonicFlow
 from ladder_mcmc.hmc import Leapfrog, PhaseState, hmc, lahmc
+from ladder_mcmc.integrators import McLachlan2, Yoshida4
 from ladder_mcmc.ladder import Ladder, LadderState, LookAhead, StepInfo
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.metrics import Metric
+from ladder_mcmc.persistent_uniform import PersistentUniformRule
+from ladder_mcmc.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
 from ladder_mcmc.refresh import ComposedRefresh, DirectionRefresh, MomentumRefresh, Refresh
 from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
-from ladder_mcmc.sampling import sample
+from ladder_mcmc.sampling import resume, sample
 from ladder_mcmc.targets import FunctionTarget, Target
 from ladder_mcmc.trace import Trace
 
@@ -20,23 +25,31 @@ __all__ = [
     "FLIP",
     "STAY",
     "ComposedRefresh",
+    "CycleShift",
     "DirectionRefresh",
     "FunctionTarget",
+    "HarmonicFlow",
     "Ladder",
     "LadderState",
     "Leapfrog",
     "LookAhead",
     "LookAheadRule",
+    "McLachlan2",
     "Metric",
     "MomentumRefresh",
+    "PersistentUniformRule",
     "PhaseState",
+    "ReducedFlipLookAheadRule",
+    "ReducedFlipRule",
     "Refresh",
     "ReversibleMap",
     "Rule",
     "StepInfo",
     "Target",
     "Trace",
+    "Yoshida4",
     "hmc",
     "lahmc",
+    "resume",
     "sample",
 ]

@@ -9,6 +9,7 @@ the state (DESIGN §4).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -21,35 +22,55 @@ State = Any
 S = TypeVar("S")
 
 
+_FIELDS: dict[type, tuple[tuple[str, str], ...] | None] = {}
+
+
+def _init_fields(cls: type) -> tuple[tuple[str, str], ...] | None:
+    """``(attribute, init argument)`` of the init fields of an attrs class; None for a leaf.
+
+    Cached per class: :func:`tree_map` runs several times per sampler
+    iteration, and :func:`attrs.fields` / :func:`attrs.evolve` cost microseconds
+    each (see ``docs/performance.md``).
+    """
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        pass
+    fields = None
+    if attrs.has(cls):
+        fields = tuple((f.name, f.alias or f.name) for f in attrs.fields(cls) if f.init)
+    _FIELDS[cls] = fields
+    return fields
+
+
 def tree_map(fn: Callable[..., np.ndarray], state: S, *others: S) -> S:
     """Apply ``fn`` leafwise to ``state`` (and matching ``others``).
 
     Leaves are numpy arrays (or anything that is not an attrs instance);
-    attrs instances are rebuilt with :func:`attrs.evolve`, so frozen classes
-    stay frozen.
+    attrs instances are rebuilt from their init fields (what
+    :func:`attrs.evolve` does), so frozen classes stay frozen.
     """
-    if attrs.has(type(state)):
-        changes = {}
-        for field in attrs.fields(type(state)):
-            if not field.init:
-                continue
-            name = field.name
-            changes[field.alias or name] = tree_map(
-                fn, getattr(state, name), *(getattr(o, name) for o in others)
-            )
-        return attrs.evolve(state, **changes)
-    return fn(state, *others)
+    cls = type(state)
+    fields = None if cls is np.ndarray else _init_fields(cls)
+    if fields is None:
+        return fn(state, *others)
+    return cls(
+        **{
+            alias: tree_map(fn, getattr(state, name), *[getattr(o, name) for o in others])
+            for name, alias in fields
+        }
+    )
 
 
 def leaves(state: State) -> list[np.ndarray]:
     """The arrays of ``state`` in field order."""
+    cls = type(state)
+    fields = None if cls is np.ndarray else _init_fields(cls)
+    if fields is None:
+        return [state]
     out: list[np.ndarray] = []
-
-    def collect(leaf: np.ndarray) -> np.ndarray:
-        out.append(leaf)
-        return leaf
-
-    tree_map(collect, state)
+    for name, _ in fields:
+        out.extend(leaves(getattr(state, name)))
     return out
 
 
@@ -69,6 +90,8 @@ def where(mask: np.ndarray, a: S, b: S) -> S:
     mask = np.asarray(mask, dtype=bool)
 
     def pick(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if x is y:  # a leaf both states share (e.g. left alone by a refresh)
+            return x
         x = np.asarray(x)
         m = mask.reshape(mask.shape + (1,) * (x.ndim - 1))
         return np.where(m, x, y)
@@ -92,11 +115,31 @@ def stack(states: Sequence[S]) -> S:
     return tree_map(lambda *xs: np.stack(xs), *states)
 
 
-def all_finite(state: State) -> np.ndarray:
-    """Boolean (chains,): every floating entry of every leaf of the chain is finite."""
-    ok = np.ones(n_chains(state), dtype=bool)
+def surely_finite(state: State) -> bool:
+    """True only if every floating entry of ``state`` is finite (checked by leaf sums).
+
+    Cheap (one reduction per leaf). ``False`` means "not proven": a NaN or an
+    infinity, or merely a sum that overflowed; use :func:`all_finite` then.
+    """
     for leaf in leaves(state):
         arr = np.asarray(leaf)
-        if np.issubdtype(arr.dtype, np.inexact):
+        kind = arr.dtype.kind
+        if kind == "f":
+            if not math.isfinite(arr.sum()):
+                return False
+        elif kind == "c" and not np.isfinite(arr.sum()):
+            return False
+    return True
+
+
+def all_finite(state: State) -> np.ndarray:
+    """Boolean (chains,): every floating entry of every leaf of the chain is finite."""
+    n = n_chains(state)
+    if surely_finite(state):
+        return np.ones(n, dtype=bool)
+    ok = np.ones(n, dtype=bool)
+    for leaf in leaves(state):
+        arr = np.asarray(leaf)
+        if arr.dtype.kind in "fc":  # floating or complex
             ok &= np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1)
     return ok

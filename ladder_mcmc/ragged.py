@@ -13,6 +13,15 @@ The transitions are exactly those of :meth:`Ladder.step` — the same rule, the
 same uniform per chain per step — only the order in which random numbers are
 drawn differs, so the two drivers give the same chain in law (tested), not draw
 for draw.
+
+Implementation: every per-chain quantity is a whole-batch array updated with
+``np.where`` on the mask of the chains that decided; no chain is ever gathered
+or scattered by index except when it leaves the batch. The refresh and the
+next uniform are computed for the whole batch and kept only for the chains
+that decided (the discarded draws are independent of everything else, so the
+chain's law is unchanged). Steps are handed to the recorder in bulk
+(:meth:`~ladder_mcmc.trace.Recorder.record_masked`). See ``docs/performance.md``
+for the measured cost of each piece.
 """
 
 from __future__ import annotations
@@ -22,17 +31,16 @@ from collections.abc import Callable
 import numpy as np
 
 from ladder_mcmc import batch
-from ladder_mcmc.ladder import Ladder, LadderState, base_for, density_ratio, log_density_of
+from ladder_mcmc.ladder import Ladder, LadderState, base_for, quiet_log_density_of
 from ladder_mcmc.rules import FLIP
 from ladder_mcmc.trace import Recorder
 
 
-def _take_carry(carry, idx):
-    return None if carry is None else batch.take(carry, idx)
-
-
-def _put_carry(carry, idx, values):
-    return None if carry is None else batch.put(carry, idx, values)
+def _where(mask: np.ndarray, everyone: bool, a, b):
+    """``a`` where ``mask`` else ``b``, chainwise (``a`` if ``everyone``), for any state."""
+    if everyone:
+        return a
+    return batch.where(mask, a, b)
 
 
 def run_ragged(
@@ -41,102 +49,179 @@ def run_ragged(
     recorder: Recorder,
     rng: np.random.Generator,
     on_progress: Callable[[int], None] | None = None,
+    until: int | None = None,
 ) -> LadderState:
-    """Advance every chain of ``ks`` until the recorder holds ``n_steps`` per chain.
+    """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain.
 
-    Returns the final kernel state (every chain after its last step). On
+    ``until`` defaults to the recorder's ``n_steps``; a chain that reaches it
+    leaves the batch, so every chain stops exactly there (``sample`` uses this
+    to checkpoint). Returns the kernel state of every chain after its last
+    step. On
     ``KeyboardInterrupt`` the recorder keeps every step completed so far and
     the exception propagates (``sample`` turns it into a partial trace).
     """
+    try:
+        # one errstate for the whole run (entering one costs microseconds): a
+        # rung may overflow or be NaN, and that is handled as density zero
+        with np.errstate(all="ignore"):
+            return _run(kernel, ks, recorder, rng, on_progress, until)
+    finally:
+        recorder.flush()
+
+
+def _run(kernel, ks, recorder, rng, on_progress, until):
     rule, map_ = kernel.rule, kernel.map
     positions = tuple(rule.positions)
     n_stages = len(positions)
+    last = n_stages - 1
     plan = [base_for(positions, s) for s in range(n_stages)]
-    from_origin_tab = np.array([p[0] for p in plan])
+    # `current` holds, for every chain, the state its next rung is computed from:
+    # the step's starting state at stage 0, the previous rung afterwards. A stage
+    # that restarts from the starting state later in the step (e.g. the backward
+    # rungs of the reduced-flip rule) "jumps" back to `origin`.
+    jump_tab = np.array([p[0] and s > 0 for s, p in enumerate(plan)])
+    any_jump = bool(jump_tab.any())
     sign_tab = np.array([p[1] for p in plan], dtype=np.int8)
+    all_forward = bool(np.all(sign_tab == 1))
     outcome_tab = np.array(rule.outcomes, dtype=np.int64)
+    fallthrough = rule.fallthrough
+    refresh = kernel.refresh
+    refresh_changes = refresh is not None and refresh.changes_state
 
-    n_steps = recorder.n_steps
-    n_total = len(ks.direction)
-    chain_id = np.arange(n_total)
-    final = ks  # filled chain by chain as chains finish
+    n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
+    step = recorder.steps_done.astype(np.int64)
+    chain_id = np.arange(len(step))
+    origin, direction, lp0, carry = ks.state, ks.direction, ks.log_density, ks.carry
     final_parts: list[tuple[np.ndarray, LadderState]] = []
 
-    # per-chain driver state, for the chains still running
-    origin, direction, lp0, carry = ks.state, ks.direction.copy(), ks.log_density.copy(), ks.carry
-    step = recorder.steps_done.copy()
-    current = origin
-    stage = np.zeros(n_total, dtype=np.int64)
-    memory = np.zeros(n_total)
-    n_moves = np.zeros(n_total, dtype=np.int64)
-    non_finite = np.zeros(n_total, dtype=np.int64)
-    u = rule.uniform(carry, rng, n_total)
-
-    if np.all(step >= n_steps):
-        return ks
-    while chain_id.size:
-        from_origin = from_origin_tab[stage]
-        base = current if not from_origin.any() else batch.where(from_origin, origin, current)
-        with np.errstate(all="ignore"):
-            rung = map_.move(base, sign_tab[stage] * direction)
-        lp, bad = log_density_of(map_, rung)
-        n_moves += 1
-        non_finite += bad
-        ratio = density_ratio(lp, lp0)
-        memory, cum = rule.update(memory, stage, ratio)
-        stop = u < cum
-        done = stop | (stage == n_stages - 1)
-        current = rung
-        stage += 1
-        memory = np.asarray(memory)
-        if not done.any():
-            continue
-        idx = np.flatnonzero(done)
-        code = np.where(stop[idx], outcome_tab[stage[idx] - 1], rule.fallthrough)
-        accept = code > 0
-        new_state = batch.where(accept, batch.take(rung, idx), batch.take(origin, idx))
-        new_lp = np.where(accept, lp[idx], lp0[idx])
-        new_dir = np.where(code == FLIP, -direction[idx], direction[idx]).astype(np.int8)
-        new_carry = rule.next_carry(
-            _take_carry(carry, idx), u[idx], code, np.where(accept, ratio[idx], 1.0)
-        )
-        new_state, new_dir, new_lp = kernel.apply_refresh(new_state, new_dir, new_lp, rng)
-        recorder.record(
-            chain_id[idx], step[idx], map_.draw(new_state), code, n_moves[idx], non_finite[idx]
-        )
-        step[idx] += 1
-        origin = batch.put(origin, idx, new_state)
-        direction[idx] = new_dir
-        lp0[idx] = new_lp
-        carry = _put_carry(carry, idx, new_carry)
-        stage[idx] = 0
-        memory[idx] = 0
-        n_moves[idx] = 0
-        non_finite[idx] = 0
-        finished = step >= n_steps
-        running = ~finished
-        fresh = idx[running[idx]]
-        if fresh.size:
-            u[fresh] = rule.uniform(_take_carry(carry, fresh), rng, fresh.size)
-        if finished.any():
-            fin = np.flatnonzero(finished)
-            final_parts.append(
-                (
-                    chain_id[fin],
-                    LadderState(
-                        batch.take(origin, fin), direction[fin], lp0[fin], _take_carry(carry, fin)
-                    ),
-                )
+    def retire(finished: np.ndarray) -> None:
+        """Move the chains in ``finished`` (a mask) out of the batch."""
+        nonlocal chain_id, step, stage, origin, current, direction, lp0, carry
+        nonlocal memory, u, n_moves, non_finite
+        fin = np.flatnonzero(finished)
+        take_carry = (lambda c, i: None) if carry is None else batch.take
+        final_parts.append(
+            (
+                chain_id[fin],
+                LadderState(
+                    batch.take(origin, fin), direction[fin], lp0[fin], take_carry(carry, fin)
+                ),
             )
-            keep = np.flatnonzero(running)
-            chain_id, step, stage = chain_id[keep], step[keep], stage[keep]
-            origin, current = batch.take(origin, keep), batch.take(current, keep)
-            direction, lp0, carry = direction[keep], lp0[keep], _take_carry(carry, keep)
-            memory, u = memory[keep], u[keep]
-            n_moves, non_finite = n_moves[keep], non_finite[keep]
-        if on_progress is not None:
+        )
+        keep = np.flatnonzero(~finished)
+        chain_id, step, stage = chain_id[keep], step[keep], stage[keep]
+        origin, current = batch.take(origin, keep), batch.take(current, keep)
+        direction, lp0, carry = direction[keep], lp0[keep], take_carry(carry, keep)
+        memory, u = memory[keep], u[keep]
+        n_moves, non_finite = n_moves[keep], non_finite[keep]
+
+    n = len(step)
+    current = origin
+    stage = np.zeros(n, dtype=np.int64)
+    memory = np.zeros(n)
+    n_moves = np.zeros(n, dtype=np.int64)
+    non_finite = np.zeros(n, dtype=np.int64)
+    u = rule.uniform(carry, rng, n)
+    zero_int, zero_float = np.zeros(n, dtype=np.int64), np.zeros(n)
+    if np.any(step >= n_steps):
+        retire(step >= n_steps)
+    # a step takes at least one iteration: no chain can finish before this one
+    iteration, check_from = 0, n_steps - (int(step.max()) if step.size else 0)
+
+    while chain_id.size:
+        n = chain_id.size
+        iteration += 1
+        # ---- one map call: every chain advances one rung --------------------
+        if any_jump:
+            jump = jump_tab[stage]
+            base = batch.where(jump, origin, current) if jump.any() else current
+        else:
+            base = current
+        dirs = direction if all_forward else sign_tab[stage] * direction
+        rung = map_.move(base, dirs)
+        lp, bad = quiet_log_density_of(map_, rung)
+        n_moves = n_moves + 1
+        non_finite = non_finite + bad
+        ratio = np.exp(lp - lp0)  # ladder.density_ratio, without its errstate
+        memory, cum = rule.update(memory, stage, ratio)
+        memory = np.asarray(memory)
+        stop = u < cum
+        if n_stages == 1:
+            done, n_done = None, n
+        else:
+            done = stop | (stage == last)
+            n_done = int(np.count_nonzero(done))
+        if n_done == 0:
+            current, stage = rung, stage + 1
+            continue
+        everyone = n_done == n
+        # ---- the chains that decided: move, flip or stay ---------------------
+        code = np.where(stop, outcome_tab[0] if n_stages == 1 else outcome_tab[stage], fallthrough)
+        accept = code > 0
+        if fallthrough > 0 and not everyone:
+            accept &= done
+        keep_old = ~accept if everyone else done & ~accept
+        # the new state on the chains that decided, the rung on the others
+        nxt = batch.where(keep_old, origin, rung)
+        nxt_lp = np.where(keep_old, lp0, lp)
+        flip = code == FLIP
+        if not everyone:
+            flip &= done
+        new_dir = np.where(flip, -direction, direction)
+        if carry is not None:
+            new_carry = rule.next_carry(carry, u, code, np.where(accept, ratio, 1.0))
+            carry = _where(done, everyone, new_carry, carry)
+        # Ladder.apply_refresh, inline (no errstate)
+        if refresh is None:
+            ref, ref_dir, ref_lp = nxt, new_dir, nxt_lp
+        else:
+            ref, ref_dir = refresh(nxt, new_dir, rng)
+            ref_dir = np.asarray(ref_dir, dtype=np.int8)
+            ref_lp = quiet_log_density_of(map_, ref)[0] if refresh_changes else nxt_lp
+        flushed = recorder.record_masked(
+            None if everyone else done,
+            chain_id,
+            step,
+            map_.draw(ref),
+            code,
+            n_moves,
+            non_finite,
+        )
+        fresh_u = rule.uniform(carry, rng, n)
+        if everyone:
+            origin = current = ref
+            direction, lp0, u = ref_dir, ref_lp, fresh_u
+            step = step + 1
+            if zero_int.size != n:
+                zero_int, zero_float = np.zeros(n, dtype=np.int64), np.zeros(n)
+            # shared zero arrays: per-chain arrays are never modified in place
+            stage = n_moves = non_finite = zero_int
+            memory = zero_float
+        else:
+            # `nxt` equals `origin` off `done` and shares the leaves the refresh
+            # left alone with `ref`, so only the refreshed leaves cost a `where`
+            current = batch.where(done, ref, nxt)
+            origin = batch.where(done, ref, origin)
+            direction = np.where(done, ref_dir, direction)
+            lp0 = np.where(done, ref_lp, lp0)
+            u = np.where(done, fresh_u, u)
+            step = step + done
+            stage = np.where(done, 0, stage + 1)
+            memory = np.where(done, 0.0, memory)
+            n_moves = np.where(done, 0, n_moves)
+            non_finite = np.where(done, 0, non_finite)
+        if iteration >= check_from:
+            finished = step >= n_steps
+            if finished.any():
+                retire(finished)
+        if on_progress is not None and flushed:
             on_progress(recorder.completed())
-    return _assemble(final, final_parts)
+    recorder.flush()
+    if on_progress is not None:
+        on_progress(recorder.completed())
+    if not final_parts:
+        return ks
+    return _assemble(ks, final_parts)
 
 
 def _assemble(template: LadderState, parts: list[tuple[np.ndarray, LadderState]]) -> LadderState:

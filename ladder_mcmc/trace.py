@@ -15,11 +15,24 @@ class Recorder:
 
     Draws are kept every ``thin`` steps; the per-step statistics (rung taken,
     map applications, non-finite rungs) are kept for every step whatever the
-    thinning. ``allocate`` makes the arrays that hold the draws (in memory by
-    default; a memory-mapped ``.npy`` file is a drop-in replacement).
+    thinning. ``allocate(shape, dtype)`` makes the arrays that hold the draws
+    (in memory by default; :func:`memmap_allocator` writes them to ``.npy``
+    files on disk instead).
+
+    Steps come either one batch at a time through :meth:`record`, or buffered
+    through :meth:`record_masked` (the ragged driver: one call per iteration
+    costs a list append; the buffer is written out every ``flush_every``
+    calls, by :meth:`flush`, in a few whole-array operations).
     """
 
-    def __init__(self, n_steps: int, n_chains: int, thin: int = 1, allocate=None) -> None:
+    def __init__(
+        self,
+        n_steps: int,
+        n_chains: int,
+        thin: int = 1,
+        allocate=None,
+        flush_every: int = 64,
+    ) -> None:
         self.n_steps, self.n_chains, self.thin = n_steps, n_chains, thin
         self.n_kept = n_steps // thin
         self.rungs = np.zeros((n_steps, n_chains), dtype=np.int8)
@@ -28,6 +41,8 @@ class Recorder:
         self.steps_done = np.zeros(n_chains, dtype=np.int64)
         self.draws: Any = None
         self._allocate = allocate or (lambda shape, dtype: np.empty(shape, dtype=dtype))
+        self.flush_every = flush_every
+        self._buffer: list[tuple] = []
 
     def record(
         self,
@@ -43,11 +58,19 @@ class Recorder:
         self.n_moves[steps, chains] = n_moves
         self.non_finite[steps, chains] = non_finite
         self.steps_done[chains] = steps + 1
-        keep = (steps + 1) % self.thin == 0
-        if not keep.any():
-            return
-        rows = (steps[keep] + 1) // self.thin - 1
-        cols = chains[keep]
+        if self.thin == 1:
+            keep = None
+        else:
+            keep = (steps + 1) % self.thin == 0
+            if not keep.any():
+                return
+        self._write_draws(steps, chains, draw, keep)
+
+    def _write_draws(self, steps, chains, draw, keep) -> None:
+        if keep is not None:
+            steps, chains = steps[keep], chains[keep]
+            draw = batch.take(draw, keep)
+        rows = (steps + 1) // self.thin - 1
         if self.draws is None:
             self.draws = batch.tree_map(
                 lambda leaf: self._allocate(
@@ -57,14 +80,86 @@ class Recorder:
             )
 
         def write(store: np.ndarray, leaf: np.ndarray) -> np.ndarray:
-            store[rows, cols] = np.asarray(leaf)[keep]
+            store[rows, chains] = leaf
             return store
 
         batch.tree_map(write, self.draws, draw)
 
+    def record_masked(
+        self,
+        mask: np.ndarray | None,
+        chains: np.ndarray,
+        steps: np.ndarray,
+        draw: Any,
+        rung: np.ndarray,
+        n_moves: np.ndarray,
+        non_finite: np.ndarray,
+    ) -> bool:
+        """Buffer step ``steps[i]`` of chain ``chains[i]`` for every ``i`` with ``mask[i]``.
+
+        ``mask = None`` means every ``i``. The arrays are kept by reference
+        until the next :meth:`flush`: the caller must not modify them in place.
+        Returns True if the buffer was flushed.
+        """
+        self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite))
+        if len(self._buffer) >= self.flush_every:
+            self.flush()
+            return True
+        return False
+
+    @property
+    def pending(self) -> int:
+        """Calls of :meth:`record_masked` not yet flushed."""
+        return len(self._buffer)
+
+    def flush(self) -> None:
+        """Write the buffered steps of :meth:`record_masked` into the arrays."""
+        buf, self._buffer = self._buffer, []
+        if not buf:
+            return
+
+        def cat(k: int) -> np.ndarray:
+            return np.concatenate([b[k] for b in buf])
+
+        if all(b[0] is None for b in buf):
+            sel = None
+        else:
+            sel = np.concatenate([np.ones(len(b[1]), bool) if b[0] is None else b[0] for b in buf])
+        chains, steps = cat(1), cat(2)
+        rung, n_moves, non_finite = cat(4), cat(5), cat(6)
+        if sel is not None:
+            chains, steps = chains[sel], steps[sel]
+            rung, n_moves, non_finite = rung[sel], n_moves[sel], non_finite[sel]
+        self.rungs[steps, chains] = rung
+        self.n_moves[steps, chains] = n_moves
+        self.non_finite[steps, chains] = non_finite
+        self.steps_done[chains] = steps + 1
+        # draws: gather only the entries that hold a kept step
+        kept_steps, kept_chains, parts = [], [], []
+        for mask, b_chains, b_steps, b_draw, *_ in buf:
+            keep = mask
+            if self.thin > 1:
+                by_thin = (b_steps + 1) % self.thin == 0
+                keep = by_thin if keep is None else keep & by_thin
+            if keep is None:
+                kept_steps.append(b_steps)
+                kept_chains.append(b_chains)
+                parts.append(b_draw)
+            elif keep.any():
+                kept_steps.append(b_steps[keep])
+                kept_chains.append(b_chains[keep])
+                parts.append(batch.take(b_draw, keep))
+        if parts:
+            draw = parts[0] if len(parts) == 1 else batch.tree_map(_concat, *parts)
+            self._write_draws(np.concatenate(kept_steps), np.concatenate(kept_chains), draw, None)
+
     def completed(self) -> int:
         """Steps completed by every chain."""
         return int(self.steps_done.min()) if self.n_chains else 0
+
+
+def _concat(*leaves: np.ndarray) -> np.ndarray:
+    return np.concatenate(leaves)
 
 
 @attrs.frozen(eq=False)

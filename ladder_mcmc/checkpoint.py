@@ -1,0 +1,141 @@
+"""Checkpoints: a run's full state as data, written atomically (DESIGN §6).
+
+A checkpoint is one ``.npz`` file (loaded with ``allow_pickle=False``) holding
+
+* the arrays: draws and per-step statistics so far, the kernel state (the map's
+  state, directions, log densities, the rule's carry);
+* ``meta``: a JSON string with the format version, the kernel's description,
+  the generator's bit-generator state, the run's settings (steps, thinning,
+  schedule, block) and the state's structure (attrs class and field names).
+
+Nothing in it is code. The state's attrs class is named in the metadata and
+resolved by import, and accepted only if it is an attrs class whose fields
+match the stored ones. The kernel itself (which holds your target's code) is
+passed again to :func:`~ladder_mcmc.sampling.resume`, and refused unless its
+description equals the stored one.
+
+Files are written to a temporary file in the same folder, flushed to disk, and
+moved over the old one with :func:`os.replace`: a crash mid-write never leaves
+a half-written checkpoint where a good one stood.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+FORMAT = "ladder_mcmc.checkpoint"
+VERSION = 1
+
+
+def _flatten(tree: Any, prefix: str, arrays: dict[str, np.ndarray]) -> Any:
+    """Store the leaves of ``tree`` in ``arrays``; return its JSON structure."""
+    if tree is None:
+        return None
+    if attrs.has(type(tree)):
+        cls = type(tree)
+        fields = [f.name for f in attrs.fields(cls) if f.init]
+        return {
+            "class": f"{cls.__module__}:{cls.__qualname__}",
+            "fields": {f: _flatten(getattr(tree, f), f"{prefix}.{f}", arrays) for f in fields},
+        }
+    arrays[prefix] = np.asarray(tree)
+    return {"leaf": prefix}
+
+
+def _unflatten(structure: Any, arrays: Any) -> Any:
+    if structure is None:
+        return None
+    if "leaf" in structure:
+        return np.array(arrays[structure["leaf"]])
+    module, _, qualname = structure["class"].partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"checkpoint names an unknown state class {structure['class']!r}") from err
+    stored = list(structure["fields"])
+    if not attrs.has(obj) or [f.name for f in attrs.fields(obj) if f.init] != stored:
+        raise ValueError(
+            f"checkpoint state class {structure['class']!r} does not match its stored fields"
+        )
+    return obj(**{k: _unflatten(v, arrays) for k, v in structure["fields"].items()})
+
+
+def save(path: str | os.PathLike, meta: dict, trees: dict[str, Any]) -> None:
+    """Write ``trees`` (name → state/array tree) and ``meta`` atomically to ``path``."""
+    path = Path(path)
+    arrays: dict[str, np.ndarray] = {}
+    structure = {name: _flatten(tree, name, arrays) for name, tree in trees.items()}
+    full_meta = {"format": FORMAT, "version": VERSION, **meta, "structure": structure}
+    arrays["meta"] = np.array(json.dumps(full_meta))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
+    """Read a checkpoint: ``(meta, trees)``.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing, corrupt, not a ladder_mcmc checkpoint, or of
+        another format version.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"checkpoint {str(path)!r} is corrupt or unreadable: {err}") from err
+    try:
+        with data:
+            meta = json.loads(str(data["meta"][()]))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"{str(path)!r} is not a ladder_mcmc checkpoint")
+            if meta.get("version") != VERSION:
+                raise ValueError(
+                    f"checkpoint {str(path)!r} has format version {meta.get('version')!r}; "
+                    f"this ladder_mcmc reads version {VERSION}"
+                )
+            trees = {k: _unflatten(v, data) for k, v in meta["structure"].items()}
+    except ValueError:
+        raise
+    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError) as err:
+        raise ValueError(f"checkpoint {str(path)!r} is corrupt or unreadable: {err}") from err
+    return meta, trees
+
+
+def generator_state(rng: np.random.Generator) -> dict:
+    """The generator's bit-generator state, JSON-able."""
+    return rng.bit_generator.state
+
+
+def restore_generator(state: dict) -> np.random.Generator:
+    """A generator in exactly the stored state."""
+    name = state.get("bit_generator")
+    bit_generator_cls = getattr(np.random, str(name), None)
+    if bit_generator_cls is None or not isinstance(bit_generator_cls, type):
+        raise ValueError(f"checkpoint names an unknown bit generator {name!r}")
+    bg = bit_generator_cls()
+    bg.state = state
+    return np.random.Generator(bg)

@@ -1,0 +1,108 @@
+"""Chains spread over a ``concurrent.futures.Executor`` (a process pool, or Dask's).
+
+The chains are split into contiguous groups; group ``g`` runs
+:func:`~ladder_mcmc.sampling.sample` with its own generator seeded by child
+``g`` of ``SeedSequence(seed).spawn(n_groups)``. A run is therefore
+reproducible given the seed and the number of groups, whatever executor runs
+it and in whatever order the groups finish.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from typing import Any
+
+import numpy as np
+
+from ladder_mcmc import batch
+from ladder_mcmc.ladder import LadderState
+from ladder_mcmc.trace import Trace
+from ladder_mcmc.validation import positive_int
+
+
+def split_chains(init: Any, n_groups: int) -> list[Any]:
+    """Contiguous groups of chains (sizes differ by at most one)."""
+    n = batch.n_chains(init.state if isinstance(init, LadderState) else init)
+    if n_groups > n:
+        raise ValueError(f"n_groups={n_groups} exceeds the number of chains ({n})")
+    bounds = np.linspace(0, n, n_groups + 1).astype(int)
+    groups = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        idx = np.arange(lo, hi)
+        if isinstance(init, LadderState):
+            carry = None if init.carry is None else batch.take(init.carry, idx)
+            groups.append(
+                LadderState(
+                    batch.take(init.state, idx), init.direction[idx], init.log_density[idx], carry
+                )
+            )
+        else:
+            groups.append(batch.take(init, idx))
+    return groups
+
+
+def concatenate_traces(traces: list[Trace]) -> Trace:
+    """One trace from traces of disjoint groups of chains (chain axis = 1)."""
+    first = traces[0]
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([getattr(t, name) for t in traces], axis=1)
+
+    states = batch.tree_map(lambda *xs: np.concatenate(xs, axis=1), *[t.states for t in traces])
+    finals = [t.final for t in traces]
+    final = None
+    if all(f is not None for f in finals):
+        carry = None
+        if finals[0].carry is not None:
+            carry = batch.tree_map(lambda *xs: np.concatenate(xs), *[f.carry for f in finals])
+        final = LadderState(
+            batch.tree_map(lambda *xs: np.concatenate(xs), *[f.state for f in finals]),
+            np.concatenate([f.direction for f in finals]),
+            np.concatenate([f.log_density for f in finals]),
+            carry,
+        )
+    warm = [t.warmup for t in traces]
+    return Trace(
+        states=states,
+        rungs=cat("rungs"),
+        n_moves=cat("n_moves"),
+        non_finite_rungs=cat("non_finite_rungs"),
+        cost=first.cost,
+        max_rung=first.max_rung,
+        thin=first.thin,
+        final=final,
+        interrupted=any(t.interrupted for t in traces),
+        wall_time=max(t.wall_time for t in traces),
+        kernel=first.kernel,
+        warmup=None if all(w is None for w in warm) else warm,
+    )
+
+
+def sample_on_executor(
+    executor: Executor,
+    kernel: Any,
+    init: Any,
+    n_steps: int,
+    seed: int | np.random.SeedSequence | None,
+    n_groups: int,
+    **options: Any,
+) -> Trace:
+    """Run :func:`sample` on ``n_groups`` groups of chains through ``executor``.
+
+    The kernel and the initial values must be picklable (module-level target
+    classes or functions, not lambdas) for a process pool or a cluster.
+    """
+    from ladder_mcmc.sampling import sample
+
+    n_groups = positive_int("n_groups", n_groups)
+    if isinstance(seed, np.random.Generator):
+        raise ValueError("with an executor, seed must be an int or a SeedSequence, not a Generator")
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    groups = split_chains(init, n_groups)
+    options = {**options, "progress": False}
+    futures = [
+        executor.submit(sample, kernel, g, n_steps, child, **options)
+        for g, child in zip(groups, seq.spawn(n_groups), strict=True)
+    ]
+    traces = [f.result() for f in futures]
+    return concatenate_traces(traces)

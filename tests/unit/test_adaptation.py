@@ -1,0 +1,65 @@
+"""Warm-up adaptation: the step size reaches its target, the mass matrix the target's scales."""
+
+import numpy as np
+import pytest
+
+from ladder_mcmc import hmc, lahmc, sample
+from ladder_mcmc.adaptation import DualAveraging, regularised_covariance, stan_windows
+from ladder_mcmc.targets import IllConditionedGaussian
+
+
+def test_stan_windows():
+    assert stan_windows(1000) == (75, 50, [100, 150, 250, 450, 950])
+    init, term, ends = stan_windows(100)
+    assert (init, term) == (15, 10) and ends == [90]
+    assert stan_windows(10) == (10, 0, [])
+
+
+def test_dual_averaging_finds_the_step_size_of_a_known_acceptance_curve():
+    # acceptance a(ε) = exp(-ε²): the target 0.8 is reached at ε* = sqrt(-log 0.8)
+    da = DualAveraging(1.0, target=0.8)
+    eps = 1.0
+    for _ in range(2000):
+        eps = da.update(np.exp(-(eps**2)))
+    assert da.final == pytest.approx(np.sqrt(-np.log(0.8)), rel=0.02)
+
+
+def test_regularised_covariance_shrinks_towards_small_identity():
+    x = np.random.default_rng(0).normal(size=(5, 2)) * 3
+    diag = regularised_covariance(x, dense=False)
+    np.testing.assert_allclose(diag, 0.5 * x.var(axis=0, ddof=1) + 0.5e-3)
+    dense = regularised_covariance(x, dense=True)
+    np.testing.assert_allclose(np.diag(dense), diag)
+
+
+@pytest.mark.parametrize("make", [hmc, lahmc])
+def test_warmup_adapts_step_size_and_diagonal_mass(make):
+    target = IllConditionedGaussian(5, log_condition=4)
+    kernel = make(target, step_size=0.05, n_leapfrog=8, beta=1.0)
+    x0 = np.ones((16, 5))  # far from typical: warm-up must cope
+    trace = sample(kernel, x0, 300, seed=3, warmup=600)
+    w = trace.warmup
+    # the inverse mass approximates the variances (within a factor 2: windows are short)
+    ratio = w.inverse_mass / target.variances
+    assert np.all((ratio > 0.5) & (ratio < 2)), ratio
+    # the first-rung probability at the end of warm-up is near the 0.8 target
+    assert abs(w.first_stage_prob - 0.8) < 0.1
+    assert trace.kernel["step_size"] == w.step_size
+    # warm-up cost reported apart, per chain
+    assert w.grad_evals.shape == (16,) and np.all(w.grad_evals >= 600 * 8)
+    assert np.all(trace.grad_evals <= 300 * 8 * trace.max_rung)
+    # and the draws have the right scale (E[x²/σ²] = 1; loose: 16 chains x 300 steps)
+    z2 = (trace.positions**2 / target.variances).mean()
+    assert 0.7 < z2 < 1.3
+
+
+def test_dense_mass_and_bad_parameters():
+    target = IllConditionedGaussian(3, log_condition=2)
+    trace = sample(
+        lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, seed=1, warmup=200, dense_mass=True
+    )
+    assert trace.warmup.inverse_mass.shape == (3, 3)
+    with pytest.raises(ValueError, match="warmup.*-5"):
+        sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=-5)
+    with pytest.raises(ValueError, match="target_prob"):
+        sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=10, target_prob=1.0)

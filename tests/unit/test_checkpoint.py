@@ -1,0 +1,146 @@
+"""Checkpoints: atomic, data only, refuse what is not theirs; resume is bit-identical."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ladder_mcmc import DirectionRefresh, LookAhead, lahmc, resume, sample
+from ladder_mcmc.finite import FiniteLadder
+from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian
+
+TARGET = IllConditionedGaussian(2)
+X0 = TARGET.sample(12, np.random.default_rng(0))
+
+
+def kernel():
+    return lahmc(TARGET, 1.0, 10, 0.1)
+
+
+def assert_same(a, b):
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_array_equal(a.rungs, b.rungs)
+    np.testing.assert_array_equal(a.n_moves, b.n_moves)
+    np.testing.assert_array_equal(a.final.state.x, b.final.state.x)
+    np.testing.assert_array_equal(a.final.state.v, b.final.state.v)
+    np.testing.assert_array_equal(a.final.direction, b.final.direction)
+
+
+@pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
+def test_resume_extends_a_run_bit_identically(tmp_path, schedule):
+    whole = sample(kernel(), X0, 80, seed=4, schedule=schedule, checkpoint_every=20)
+    first = sample(
+        kernel(),
+        X0,
+        40,
+        seed=4,
+        schedule=schedule,
+        checkpoint=tmp_path / "c.npz",
+        checkpoint_every=20,
+    )
+    assert first.n_steps == 40
+    rest = resume(tmp_path / "c.npz", kernel(), 40)
+    assert rest.n_steps == 80
+    assert_same(rest, whole)
+
+
+def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
+    plain = sample(kernel(), X0, 60, seed=4, schedule="synchronous")
+    ckpt = sample(
+        kernel(),
+        X0,
+        60,
+        seed=4,
+        schedule="synchronous",
+        checkpoint=tmp_path / "c.npz",
+        checkpoint_every=7,
+    )
+    assert_same(plain, ckpt)
+
+
+@pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
+def test_crash_then_resume_equals_uninterrupted(tmp_path, schedule):
+    calls = {"n": 0, "limit": None}
+
+    def energy(x):
+        calls["n"] += 1
+        if calls["limit"] is not None and calls["n"] >= calls["limit"]:
+            raise KeyboardInterrupt
+        return TARGET.energy(x)
+
+    target = FunctionTarget(energy, TARGET.grad, dim=2)
+    k = lahmc(target, 1.0, 10, 0.1)
+    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15)
+    calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))
+    path = tmp_path / "run.npz"
+    broken = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint=path, checkpoint_every=15)
+    assert broken.interrupted and 15 <= broken.n_steps < 60
+    calls["limit"] = None
+    finished = resume(path, k)
+    assert_same(finished, whole)
+
+
+def test_resume_keeps_warmup(tmp_path):
+    path = tmp_path / "w.npz"
+    a = sample(kernel(), X0, 30, seed=2, warmup=60, checkpoint=path, checkpoint_every=10)
+    b = resume(path, kernel(), 10)
+    whole = sample(kernel(), X0, 40, seed=2, warmup=60, checkpoint_every=10)
+    assert b.warmup.step_size == a.warmup.step_size == whole.warmup.step_size
+    assert_same(b, whole)
+
+
+def test_generic_states_round_trip(tmp_path):
+    ladder = FiniteLadder([1, 2, 3, 0], [1, 2, 3, 4])
+    k = LookAhead(ladder, 2, DirectionRefresh(0.5))
+    path = tmp_path / "f.npz"
+    sample(k, np.array([0, 1, 2]), 10, seed=1, checkpoint=path, checkpoint_every=5)
+    more = resume(path, k, 10)
+    whole = sample(k, np.array([0, 1, 2]), 20, seed=1, checkpoint_every=5)
+    np.testing.assert_array_equal(more.states, whole.states)
+
+
+def test_refuses_to_overwrite_and_another_kernel(tmp_path):
+    path = tmp_path / "c.npz"
+    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="already exists"):
+        sample(kernel(), X0, 10, seed=1, checkpoint=path)
+    with pytest.raises(ValueError, match="another kernel"):
+        resume(path, lahmc(TARGET, 0.9, 10, 0.1))
+    assert path.read_bytes() == before
+    with pytest.raises(ValueError, match="does not exist"):
+        sample(kernel(), X0, 10, checkpoint=tmp_path / "missing" / "c.npz")
+
+
+def test_refuses_corrupt_and_foreign_files(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file at all")
+    with pytest.raises(ValueError, match="corrupt"):
+        resume(bad, kernel())
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, meta=np.array(json.dumps({"format": "something else"})))
+    with pytest.raises(ValueError, match="not a ladder_mcmc checkpoint"):
+        resume(foreign, kernel())
+    future = tmp_path / "future.npz"
+    np.savez(future, meta=np.array(json.dumps({"format": "ladder_mcmc.checkpoint", "version": 99})))
+    with pytest.raises(ValueError, match="version 99"):
+        resume(future, kernel())
+
+
+def test_checkpoint_is_written_atomically(tmp_path, monkeypatch):
+    """A failure while writing leaves the previous checkpoint intact and no temporary file."""
+    from ladder_mcmc import checkpoint
+
+    path = tmp_path / "c.npz"
+    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5)
+    good = path.read_bytes()
+
+    def exploding_savez(fh, **arrays):
+        fh.write(b"half a file")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(checkpoint.np, "savez", exploding_savez)
+    with pytest.raises(OSError, match="disk full"):
+        checkpoint.save(path, {"kernel": {}}, {"x": np.zeros(3)})
+    assert path.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.npz"]
