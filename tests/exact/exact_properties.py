@@ -1,0 +1,131 @@
+"""The exact properties of the look-ahead ladder, as reusable Hypothesis properties.
+
+Each ``*_property(make_rule, max_examples, **settings)`` returns a Hypothesis
+test function; ``tests/exact/test_lookahead_exact.py`` runs them on
+``LookAheadRule`` and ``tests/mutation/test_mutants.py`` runs the very same
+properties on deliberately broken rules and asserts that they fail.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ladder_mcmc import ComposedRefresh, DirectionRefresh, Ladder
+from ladder_mcmc.finite import (
+    FiniteLadder,
+    exact_transition_rows,
+    extended_index,
+    outcome_probabilities,
+)
+from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.testing import assert_exact, finite_ladders
+
+MAX_K = 6
+N_EXAMPLES = 1000  # per property; each example checks every K = 1..6 (see docs/verification.md)
+
+REFRESHES = st.sampled_from(
+    [
+        None,
+        DirectionRefresh(Fraction(1, 3)),
+        DirectionRefresh(0.25),  # an exact binary float
+        DirectionRefresh(1.0),
+        ComposedRefresh((DirectionRefresh(Fraction(1, 5)), DirectionRefresh(Fraction(1, 2)))),
+    ]
+)
+
+
+# ------------------------------------------------------------------ properties
+def lookahead_exact_property(make_rule=LookAheadRule, max_examples: int = N_EXAMPLES, **kw):
+    """Rows sum to 1, πT = π (move and full step), GDB (move), for every K."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=finite_ladders(max_states=12), refresh=REFRESHES)
+    def prop(ladder, refresh):
+        for k in range(1, MAX_K + 1):
+            assert_exact(Ladder(ladder, make_rule(k), refresh), ladder)
+
+    return prop
+
+
+def paper_recursion(ladder: FiniteLadder, max_rungs: int):
+    """``π_{L^a}(i, d)`` for ``a = 1..K``, straight from the paper (section 4.3).
+
+    ``π_a(ζ) = min[1 − Σ_{b<a} π_b(ζ), p(F L^a ζ)/p(ζ) · (1 − Σ_{b<a} π_b(F L^a ζ))]``
+    on the extended space, where ``F L^a (i, d) = (L^{a d} i, −d)`` and
+    ``p(i, d) = w_i / 2``. Returns a function ``pi(i, d, a)``.
+    """
+    perm, inv, w = ladder.permutation, ladder.inverse, ladder.weights
+
+    def power(i: int, m: int) -> int:
+        for _ in range(abs(m)):
+            i = perm[i] if m > 0 else inv[i]
+        return i
+
+    @functools.cache
+    def pi(i: int, d: int, a: int) -> Fraction:
+        j = power(i, a * d)  # F L^a (i, d) = (j, -d)
+        forward_left = 1 - sum((pi(i, d, b) for b in range(1, a)), Fraction(0))
+        reverse_left = 1 - sum((pi(j, -d, b) for b in range(1, a)), Fraction(0))
+        return min(forward_left, w[j] / w[i] * reverse_left)
+
+    return pi
+
+
+def closed_form_property(make_rule=LookAheadRule, max_examples: int = N_EXAMPLES, **kw):
+    """The rule's stage probabilities equal the paper's recursion, for every state and rung."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=finite_ladders(max_states=12), max_rungs=st.integers(1, MAX_K))
+    def prop(ladder, max_rungs):
+        probs, _ = outcome_probabilities(make_rule(max_rungs), ladder)
+        pi = paper_recursion(ladder, max_rungs)
+        n = ladder.n
+        for i in range(n):
+            for d in (1, -1):
+                k = extended_index(i, d, n)
+                expected = [pi(i, d, a) for a in range(1, max_rungs + 1)]
+                expected.append(1 - sum(expected, Fraction(0)))  # π_F
+                assert list(probs[k]) == expected, (
+                    f"state (i={i}, d={d:+d}), K={max_rungs}: rule gives {list(probs[k])}, "
+                    f"the paper's recursion {expected}"
+                )
+
+    return prop
+
+
+def metropolis_hastings_rows(ladder: FiniteLadder) -> list[dict[int, Fraction]]:
+    """Textbook MH on the extended space with the involutive proposal ``F L``, then ``F``.
+
+    ``F L (i, d) = (L^d i, −d)``; accept with ``min(1, w'/w)``, else stay;
+    afterwards the deterministic flip ``(i, d) → (i, −d)`` (paper, section 3.4:
+    HMC = MH on ``F L``, then a momentum flip). Sparse rows ``{index: prob}``.
+    """
+    n = ladder.n
+    rows = []
+    for k in range(2 * n):
+        i, d = k % n, (1 if k < n else -1)
+        j = ladder.permutation[i] if d > 0 else ladder.inverse[i]
+        accept = min(Fraction(1), ladder.weights[j] / ladder.weights[i])
+        mh = {extended_index(j, -d, n): accept}  # proposal F L accepted
+        if accept < 1:
+            mh[k] = 1 - accept  # rejected: stay
+        rows.append({extended_index(y % n, -1 if y < n else 1, n): p for y, p in mh.items()})
+    return rows
+
+
+def metropolis_property(make_rule=LookAheadRule, max_examples: int = N_EXAMPLES, **kw):
+    """``K = 1`` equals Metropolis–Hastings on the ladder, entry for entry."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=finite_ladders(max_states=12))
+    def prop(ladder):
+        got = exact_transition_rows(make_rule(1), ladder)
+        want = metropolis_hastings_rows(ladder)
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert g == w, f"K=1 differs from MH in row {k}: {g} vs {w}"
+
+    return prop

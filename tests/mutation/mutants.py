@@ -1,0 +1,82 @@
+"""Deliberately broken variants of library pieces (never used outside the tests).
+
+Each is a small subclass of the real thing with one line changed, so that the
+checks of ``ladder_mcmc.testing`` can be shown to catch it
+(``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.refresh import MomentumRefresh
+from ladder_mcmc.rules import STAY, LookAheadRule
+
+
+@attrs.frozen
+class NoReverseTermRule(LookAheadRule):
+    """The paper's π_a with the reverse factor ``(1 − Σ_{b<a} π_b(F L^a ζ))`` dropped.
+
+    ``π_a = min(1 − C_{a−1}, p_a/p_0)``, so ``C_a = min(1, C_{a−1} + p_a/p_0)``.
+    Identical to the correct rule for ``K = 1``.
+    """
+
+    def update(self, memory, stage, ratio):
+        cum = np.minimum(1, memory + ratio)
+        return cum, cum
+
+
+@attrs.frozen
+class OffByOneRule(LookAheadRule):
+    """Closed form with its range off by one: ``C_a = min(1, max_{1≤j≤a−1} p_j/p_0)`` (a ≥ 2).
+
+    The ``range(1, a)`` for ``range(1, a + 1)`` bug: rung ``a`` is accepted on
+    the strength of rung ``a − 1``'s density. Identical for ``K = 1``.
+    """
+
+    def update(self, memory, stage, ratio):
+        lagged = np.where(stage == 0, ratio, memory)
+        return np.maximum(memory, ratio), np.minimum(1, lagged)
+
+
+@attrs.frozen
+class NoFlipRule(LookAheadRule):
+    """When no rung is accepted the chain stays with its direction instead of flipping."""
+
+    fallthrough = STAY
+
+
+@attrs.frozen(eq=False)
+class NoFinalHalfKickLeapfrog(Leapfrog):
+    """Leapfrog whose last half momentum kick is missing."""
+
+    def _integrate(self, x, v, g):
+        eps = float(self.step_size)
+        v = v - (0.5 * eps) * g
+        for i in range(self.n_steps):
+            x = x + eps * self.metric.velocity(v)
+            if i < self.n_steps - 1:
+                g = np.asarray(self.target.grad(x), dtype=float)
+                v = v - eps * g
+        e, g = _energy_and_grad(self.target, x)
+        return PhaseState(x=x, v=v, energy=e, grad=g)  # bug: no final v -= ε/2 · g
+
+
+@attrs.frozen(eq=False)
+class NoKineticLeapfrog(Leapfrog):
+    """Leapfrog whose log density forgets the kinetic energy: ``log p = −E(x)``."""
+
+    def log_density(self, state):
+        return -state.energy
+
+
+@attrs.frozen
+class LinearRefresh(MomentumRefresh):
+    """Partial refresh without the square roots: ``v' = (1 − β) v + β n``."""
+
+    def __call__(self, state, direction, rng):
+        noise = self.metric.sample_momentum(rng, state.v.shape)
+        v_new = (1.0 - self.beta) * state.v + self.beta * (direction[:, None] * noise)
+        return attrs.evolve(state, v=v_new), direction
