@@ -141,3 +141,22 @@ class LookAheadRule(Rule):
     def update(self, memory, stage, ratio):
         running_max = np.maximum(memory, ratio)
         return running_max, np.minimum(1, running_max)
+
+
+# ---- further rules, each in its own module, re-exported here (lazily, so that
+# importing either module first works: they import Rule from this one) ----
+_MORE_RULES = {
+    "ReducedFlipRule": "ladder_mcmc.reduced_flip",
+    "ReducedFlipLookAheadRule": "ladder_mcmc.reduced_flip",
+    "PersistentUniformRule": "ladder_mcmc.persistent_uniform",
+}
+
+
+def __getattr__(name: str):
+    """``from ladder_mcmc.rules import ReducedFlipRule`` etc. (PEP 562)."""
+    module = _MORE_RULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ladder_mcmc.rules' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,146 @@
+"""Higher-order symplectic integrators as alternative HMC maps.
+
+A symmetric (palindromic) splitting integrator alternates momentum kicks
+``v ← v − b_i ε ∇E(x)`` and position drifts ``x ← x + a_i ε M⁻¹v``::
+
+    kick b_0, drift a_1, kick b_1, …, drift a_m, kick b_m      (b_i = b_{m−i}, a_i = a_{m+1−i})
+
+Each such step is symplectic (volume preserving) and, being palindromic,
+reversible through the momentum flip; it costs ``m`` gradient evaluations (the
+gradient at the end of a step is reused at the start of the next). Leapfrog is
+``b = (½, ½)``, ``a = (1)``.
+
+* :class:`Yoshida4` — Yoshida's (1990) fourth-order "triple jump": three
+  leapfrog steps of sizes ``w₁ε, w₀ε, w₁ε`` with ``w₁ = 1/(2 − 2^{1/3})``,
+  ``w₀ = −2^{1/3} w₁``; 3 gradients per step, global error ``O(ε⁴)``.
+* :class:`McLachlan2` — the two-stage second-order splitting with
+  ``λ = 0.1932`` (McLachlan 1995; the value minimising the error constant,
+  advocated for HMC by Blanes, Casas & Sanz-Serna 2014); 2 gradients per step.
+
+Both are :class:`~ladder_mcmc.hmc.Leapfrog` maps with another step: they reuse
+its :class:`~ladder_mcmc.hmc.PhaseState`, :class:`~ladder_mcmc.metrics.Metric`,
+flip, validation and ``move``, and plug into any rule and refresh.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+
+
+def _splitting(map_, kicks, drifts, x, v, g) -> PhaseState:
+    """``n_steps`` palindromic splitting steps from ``(x, v)`` with gradient ``g`` at ``x``."""
+    eps = float(map_.step_size)
+    vel = map_.metric.velocity
+    grad = map_.target.grad
+    m = len(drifts)
+    for step in range(map_.n_steps):
+        v = v - (kicks[0] * eps) * g
+        for i in range(m):
+            x = x + (drifts[i] * eps) * vel(v)
+            if step == map_.n_steps - 1 and i == m - 1:
+                e, g = _energy_and_grad(map_.target, x)
+            else:
+                g = np.asarray(grad(x), dtype=float)
+            v = v - (kicks[i + 1] * eps) * g
+    return PhaseState(x=x, v=v, energy=e, grad=g)
+
+
+class _Splitting(Leapfrog):
+    """A leapfrog map whose step is the palindromic splitting ``kicks``/``drifts``."""
+
+    kicks: tuple[float, ...]
+    drifts: tuple[float, ...]
+
+    @property
+    def cost(self) -> int:  # type: ignore[override]
+        """Gradient evaluations per application: ``n_steps × stages``."""
+        return int(self.n_steps) * len(self.drifts)
+
+    def _integrate(self, x: np.ndarray, v: np.ndarray, g: np.ndarray) -> PhaseState:
+        return _splitting(self, self.kicks, self.drifts, x, v, g)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "map": type(self).__name__}
+
+
+_CBRT2 = 2.0 ** (1.0 / 3.0)
+_W1 = 1.0 / (2.0 - _CBRT2)
+_W0 = -_CBRT2 * _W1
+
+
+@attrs.frozen(eq=False)
+class Yoshida4(_Splitting):
+    """``n_steps`` steps of Yoshida's fourth-order composition of leapfrog (3 gradients each).
+
+    One step is three leapfrog steps of sizes ``w₁ε, w₀ε, w₁ε``,
+    ``w₁ = 1/(2 − 2^{1/3}) ≈ 1.3512``, ``w₀ = −2^{1/3}w₁ ≈ −1.7024`` (Yoshida 1990,
+    eq. 5.19; Hairer, Lubich & Wanner 2006, section II.4). Symplectic, reversible
+    through the momentum flip, energy error ``O(ε⁴)``. Its linear stability
+    interval is narrower than leapfrog's (``εω < 1.57`` against ``2``).
+
+    Parameters
+    ----------
+    target, step_size, n_steps, metric
+        As :class:`~ladder_mcmc.hmc.Leapfrog`; ``step_size`` is the size of a
+        whole Yoshida step.
+
+    References
+    ----------
+    H. Yoshida (1990), Construction of higher order symplectic integrators,
+    Physics Letters A 150, 262-268.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import LookAhead, MomentumRefresh, sample
+    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> target = IllConditionedGaussian(2, log_condition=2)
+    >>> yoshida = Yoshida4(target, step_size=0.5, n_steps=4)
+    >>> yoshida.cost
+    12
+    >>> kernel = LookAhead(yoshida, max_rungs=2, refresh=MomentumRefresh(0.5))
+    >>> trace = sample(kernel, target.sample(8, np.random.default_rng(0)), 20, seed=1)
+    >>> trace.positions.shape
+    (20, 8, 2)
+    """
+
+    kicks = (_W1 / 2, (_W1 + _W0) / 2, (_W0 + _W1) / 2, _W1 / 2)
+    drifts = (_W1, _W0, _W1)
+
+
+MCLACHLAN_LAMBDA = 0.1932
+"""``λ`` of the two-stage splitting (McLachlan 1995; Blanes, Casas & Sanz-Serna 2014)."""
+
+
+@attrs.frozen(eq=False)
+class McLachlan2(_Splitting):
+    """``n_steps`` steps of the two-stage splitting ``kick λ, drift ½, kick 1−2λ, drift ½, kick λ``.
+
+    Second order like leapfrog but with a smaller error constant for
+    ``λ = 0.1932``; 2 gradients per step (so compare it with leapfrog at twice
+    the step size). Symplectic and reversible through the momentum flip.
+
+    Parameters
+    ----------
+    target, step_size, n_steps, metric
+        As :class:`~ladder_mcmc.hmc.Leapfrog`.
+
+    References
+    ----------
+    R. I. McLachlan (1995), On the numerical integration of ordinary differential
+    equations by symmetric composition methods, SIAM J. Sci. Comput. 16, 151-168.
+    S. Blanes, F. Casas, J. M. Sanz-Serna (2014), Numerical integrators for the
+    hybrid Monte Carlo method, SIAM J. Sci. Comput. 36, A1556-A1580.
+
+    Examples
+    --------
+    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> McLachlan2(IllConditionedGaussian(2), step_size=1.0, n_steps=5).cost
+    10
+    """
+
+    kicks = (MCLACHLAN_LAMBDA, 1.0 - 2.0 * MCLACHLAN_LAMBDA, MCLACHLAN_LAMBDA)
+    drifts = (0.5, 0.5)

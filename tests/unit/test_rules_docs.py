@@ -1,0 +1,75 @@
+"""The code blocks of docs/topologies.md and docs/custom-maps.md run, and their checks can fail.
+
+The blocks are executed as written (topologies.md first: custom-maps.md uses its
+``DoubleJumpRule``), so the documentation cannot drift from working code.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+import numpy as np
+import pytest
+
+from ladder_mcmc import Ladder
+from ladder_mcmc.finite import FiniteLadder
+from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.testing import assert_exact, assert_map
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def blocks(name: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (DOCS / name).read_text(), flags=re.S)
+
+
+def run_blocks(name: str, namespace: dict) -> dict:
+    for code in blocks(name):
+        exec(compile(code, str(DOCS / name), "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def topologies() -> dict:
+    return run_blocks("topologies.md", {"__name__": "doc_topologies"})
+
+
+def test_topologies_doc_rule_passes_the_exact_checks(topologies):
+    assert len(blocks("topologies.md")) == 1
+    topologies["test_double_jump_rule_is_exact"]()  # the Hypothesis test defined in the doc
+
+
+def test_custom_maps_doc_runs(topologies):
+    assert len(blocks("custom-maps.md")) == 2
+    ns = run_blocks("custom-maps.md", dict(topologies))  # assert_map, invariance, sample
+    assert ns["trace"].positions.shape == (100, 10, 2)
+
+
+def test_the_toolkit_rejects_a_wrong_rule(topologies):
+    """The doc's rule accepting twice as often as Metropolis allows fails the exact checks."""
+
+    @attrs.frozen
+    class OverEagerRule(topologies["DoubleJumpRule"]):
+        def update(self, memory, stage, ratio):
+            return memory, np.where(stage == 0, 0, np.minimum(1, 2 * ratio))
+
+    with pytest.raises(AssertionError):
+        assert_exact(Ladder(FiniteLadder([1, 2, 0], [1, 2, 4]), OverEagerRule()))
+
+
+def test_the_toolkit_rejects_a_map_that_is_not_volume_preserving(topologies):
+    ns = run_blocks("custom-maps.md", dict(topologies))
+    xv = ns["XV"]
+
+    @attrs.frozen(eq=False)
+    class Squash(ns["FreeFlight"]):
+        def forward(self, state):  # x ← 0.9 x + ε v: contracts volume
+            return xv(0.9 * state.x + self.step_size * state.v, state.v)
+
+    target = IllConditionedGaussian(2, log_condition=1)
+    rng = np.random.default_rng(0)
+    squash = Squash(target, step_size=0.5)
+    with pytest.raises(AssertionError):
+        assert_map(squash, squash.prepare(target.sample(8, rng), rng), rng)
