@@ -1,0 +1,214 @@
+"""``ladder-mcmc``: reproduce the paper's table 1 and figures 2 and 3 from the command line.
+
+Subcommands ``table1``, ``figure2``, ``figure3`` and ``paper`` (all three). Each
+writes JSON, a Markdown table and PNG figures into ``--out DIR``; ``--quick``
+(the default) finishes each subcommand in a few minutes on 2 cores, ``--full``
+uses sizes like the paper's. PNGs need matplotlib (``pip install
+ladder_mcmc[plots]``); without it the JSON and Markdown are still written.
+
+Examples
+--------
+.. code-block:: console
+
+    $ ladder-mcmc paper --quick --out out
+    $ python -m ladder_mcmc table1 --chains 100 --steps 2000 --seed 3 --json t1.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ladder_mcmc import __version__
+from ladder_mcmc.reproduction import figure2, figure3, plotting, table1
+
+# Sizes per subcommand: chains and steps per run (figure 2: per target).
+QUICK = {
+    "table1": {"chains": 100, "steps": 1000},
+    "figure2": {
+        "gauss2": (100, 4000),
+        "gauss100": (100, 4000),
+        "rough": (100, 4000),
+    },
+    "figure3": {"chains": 200, "steps": 800, "size": 5},
+}
+FULL = {
+    "table1": {"chains": 100, "steps": 10000},
+    "figure2": {
+        "gauss2": (1000, 40000),
+        "gauss100": (100, 40000),
+        "rough": (500, 10000),
+    },
+    "figure3": {"chains": 200, "steps": 2500, "size": 7},
+}
+
+
+def _write(path: Path, text: str) -> None:
+    """Write atomically: a temporary file in the same folder, then ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_json(path: Path, obj: dict) -> None:
+    _write(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
+
+
+def _provenance(args: argparse.Namespace, elapsed: float) -> dict:
+    return {
+        "command": "ladder-mcmc " + " ".join(args.argv),
+        "size": "full" if args.full else ("custom" if args.custom else "quick"),
+        "elapsed_seconds": round(elapsed, 1),
+        "ladder_mcmc": __version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def _log(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _plot(args: argparse.Namespace, make) -> list[str]:
+    if not plotting.have_matplotlib():
+        print(f"PNG figures skipped: {plotting.PLOTS_HINT}", file=sys.stderr, flush=True)
+        return []
+    made = make()
+    paths = made if isinstance(made, list) else [made]
+    return [Path(p).name for p in paths]  # file names, relative to --out
+
+
+def do_table1(args: argparse.Namespace) -> dict:
+    sizes = dict((FULL if args.full else QUICK)["table1"])
+    sizes["chains"] = args.chains or sizes["chains"]
+    sizes["steps"] = args.steps or sizes["steps"]
+    start = time.perf_counter()
+    result = table1.run_table1(sizes["chains"], sizes["steps"], args.seed, not args.quiet)
+    result["provenance"] = _provenance(args, time.perf_counter() - start)
+    _write_json(args.out / "table1.json", result)
+    text = table1.table1_markdown(result)
+    _write(args.out / "table1.md", text)
+    print(text)
+    return result
+
+
+def do_figure2(args: argparse.Namespace) -> dict:
+    sizes = dict((FULL if args.full else QUICK)["figure2"])
+    sizes = {t: (args.chains or c, args.steps or s) for t, (c, s) in sizes.items()}
+    start = time.perf_counter()
+    result = figure2.run_figure2(sizes, args.seed, not args.quiet)
+    result["provenance"] = _provenance(args, time.perf_counter() - start)
+    result["figures"] = _plot(args, lambda: plotting.plot_figure2(result, args.out))
+    _write_json(args.out / "figure2.json", result)
+    text = figure2.figure2_markdown(result)
+    _write(args.out / "figure2.md", text)
+    print(text)
+    return result
+
+
+def do_figure3(args: argparse.Namespace) -> dict:
+    sizes = dict((FULL if args.full else QUICK)["figure3"])
+    chains = args.chains or sizes["chains"]
+    steps = args.steps or sizes["steps"]
+    size = args.grid or sizes["size"]
+    start = time.perf_counter()
+    result = figure3.run_figure3(chains, steps, size, args.seed, not args.quiet)
+    result["provenance"] = _provenance(args, time.perf_counter() - start)
+    result["figures"] = _plot(args, lambda: plotting.plot_figure3(result, args.out))
+    _write_json(args.out / "figure3.json", result)
+    text = figure3.figure3_markdown(result)
+    _write(args.out / "figure3.md", text)
+    print(text)
+    return result
+
+
+def do_paper(args: argparse.Namespace) -> dict:
+    return {
+        "table1": do_table1(args),
+        "figure2": do_figure2(args),
+        "figure3": do_figure3(args),
+    }
+
+
+COMMANDS = {
+    "table1": (do_table1, "Table 1: fraction of transitions to each rung (12 rows)."),
+    "figure2": (do_figure2, "Figure 2: autocorrelation against gradient evaluations."),
+    "figure3": (do_figure3, "Figure 3: gradients to autocorrelation 0.5 over (ε, β) and (ε, M)."),
+    "paper": (do_paper, "Table 1, figure 2 and figure 3."),
+}
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ladder-mcmc",
+        description="Reproduce 'Hamiltonian Monte Carlo Without Detailed Balance' "
+        "(Sohl-Dickstein, Mudigonda & DeWeese, ICML 2014).",
+    )
+    parser.add_argument("--version", action="version", version=f"ladder_mcmc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (_, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        size = p.add_mutually_exclusive_group()
+        size.add_argument(
+            "--quick", action="store_true", help="small sizes, minutes on 2 cores (default)"
+        )
+        size.add_argument("--full", action="store_true", help="sizes like the paper's (long)")
+        p.add_argument("--out", type=Path, default=Path("out"), help="output folder (./out)")
+        p.add_argument("--chains", type=_positive, help="chains per run (overrides the size)")
+        p.add_argument(
+            "--steps",
+            type=_positive,
+            help="sampling steps per run (figure3: per cell at M = 10; overrides the size)",
+        )
+        p.add_argument("--seed", type=int, default=0, help="master seed (0)")
+        p.add_argument("--json", type=Path, help="also write the JSON result to this file")
+        p.add_argument("--quiet", action="store_true", help="no progress bars or messages")
+        if name in ("figure3", "paper"):
+            p.add_argument("--grid", type=_positive, help="figure 3 grid points per axis")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ladder-mcmc`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    args.custom = bool(args.chains or args.steps)
+    if not hasattr(args, "grid"):
+        args.grid = None
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    func = COMMANDS[args.command][0]
+    try:
+        result = func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    if args.json is not None:
+        _write_json(args.json, result)
+    _log(
+        args, f"{args.command}: done in {time.perf_counter() - start:.1f} s; outputs in {args.out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

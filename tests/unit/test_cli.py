@@ -1,0 +1,88 @@
+"""The ``ladder-mcmc`` command line at tiny sizes: files written, JSON shape, arguments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ladder_mcmc import cli
+from ladder_mcmc.reproduction import plotting
+
+TINY = ["--chains", "4", "--steps", "50", "--seed", "1", "--quiet"]
+
+
+def test_table1_writes_json_and_markdown(tmp_path, capsys):
+    extra = tmp_path / "extra.json"
+    assert cli.main(["table1", *TINY, "--out", str(tmp_path), "--json", str(extra)]) == 0
+    result = json.loads((tmp_path / "table1.json").read_text())
+    assert json.loads(extra.read_text()) == result
+    rows = result["rows"]
+    assert len(rows) == 12
+    assert {(r["target"], r["sampler"], r["beta"]) for r in rows} == {
+        (t, s, b)
+        for t in ("gauss2", "gauss100", "rough")
+        for s in ("HMC", "LAHMC")
+        for b in (1.0, 0.1)
+    }
+    for r in rows:
+        assert set(r["fractions"]) == set(r["stderr"]) == {"F", "L1", "L2", "L3", "L4"}
+        assert sum(r["fractions"].values()) == pytest.approx(1.0)
+        if r["sampler"] == "HMC":
+            assert r["fractions"]["L2"] == 0.0
+    assert result["chains"] == 4 and result["steps"] == 50
+    md = (tmp_path / "table1.md").read_text()
+    assert "2-d rough well" in md and md in capsys.readouterr().out + "\n"
+
+
+def test_figure2_and_figure3_tiny(tmp_path):
+    assert cli.main(["figure2", *TINY, "--out", str(tmp_path)]) == 0
+    fig2 = json.loads((tmp_path / "figure2.json").read_text())
+    assert len(fig2["rows"]) == 12 and len(fig2["ratios"]) == 6
+    for r in fig2["rows"]:
+        assert {"target", "sampler", "beta", "grads_to_half"} <= set(r)
+        assert r["curve"]["grad_evals"][0] == 0.0 and r["curve"]["autocorr"][0] == 1.0
+    assert (tmp_path / "figure2.md").exists()
+
+    assert cli.main(["figure3", *TINY, "--grid", "2", "--out", str(tmp_path)]) == 0
+    fig3 = json.loads((tmp_path / "figure3.json").read_text())
+    assert len(fig3["eps_beta"]["LAHMC"]) == 2 and len(fig3["eps_m"]["HMC"][0]) == 2
+    assert "lahmc_le_hmc_fraction" in fig3
+    pngs = {p.name for p in tmp_path.glob("*.png")}
+    if plotting.have_matplotlib():
+        expected = {"figure2_gauss2.png", "figure2_gauss100.png", "figure2_rough.png"}
+        assert pngs == expected | {"figure3.png"}
+    else:
+        assert pngs == set()
+
+
+def test_same_seed_same_result(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    cli.main(["table1", *TINY, "--out", str(a)])
+    cli.main(["table1", *TINY, "--out", str(b)])
+    rows = [json.loads((d / "table1.json").read_text())["rows"] for d in (a, b)]
+    assert [r["fractions"] for r in rows[0]] == [r["fractions"] for r in rows[1]]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["table1", "--chains", "0"], ["table1", "--quick", "--full"], ["nonsense"], []],
+)
+def test_bad_arguments_exit_with_usage(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_python_dash_m_help():
+    out = subprocess.run(
+        [sys.executable, "-m", "ladder_mcmc", "figure3", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for flag in ("--quick", "--full", "--chains", "--steps", "--seed", "--json", "--quiet"):
+        assert flag in out
