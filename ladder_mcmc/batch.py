@@ -10,6 +10,7 @@ the state (DESIGN §4).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -43,6 +44,38 @@ def _init_fields(cls: type) -> tuple[tuple[str, str], ...] | None:
     return fields
 
 
+def _spec(cls: type) -> tuple[Callable[[Any], tuple], tuple[str, ...]] | None:
+    """``(get, aliases)`` for an attrs class: ``get(state)`` is the tuple of its
+    init-field values (one C call), ``aliases`` their init argument names."""
+    try:
+        return _SPECS[cls]
+    except KeyError:
+        pass
+    fields = _init_fields(cls)
+    spec = None
+    if fields is not None:
+        names = [name for name, _ in fields]
+        if len(names) > 1:
+            get = operator.attrgetter(*names)
+        elif names:
+            one = operator.attrgetter(names[0])
+
+            def get(state: Any, one=one) -> tuple:
+                return (one(state),)
+        else:
+
+            def get(state: Any) -> tuple:
+                return ()
+
+        spec = (get, tuple(alias for _, alias in fields))
+    _SPECS[cls] = spec
+    return spec
+
+
+_SPECS: dict[type, tuple[Callable[[Any], tuple], tuple[str, ...]] | None] = {}
+_add = np.add.reduce  # ndarray.sum without its Python wrapper
+
+
 def tree_map(fn: Callable[..., np.ndarray], state: S, *others: S) -> S:
     """Apply ``fn`` leafwise to ``state`` (and matching ``others``).
 
@@ -51,26 +84,26 @@ def tree_map(fn: Callable[..., np.ndarray], state: S, *others: S) -> S:
     :func:`attrs.evolve` does), so frozen classes stay frozen.
     """
     cls = type(state)
-    fields = None if cls is np.ndarray else _init_fields(cls)
-    if fields is None:
+    spec = None if cls is np.ndarray else _spec(cls)
+    if spec is None:
         return fn(state, *others)
-    return cls(
-        **{
-            alias: tree_map(fn, getattr(state, name), *[getattr(o, name) for o in others])
-            for name, alias in fields
-        }
-    )
+    get, aliases = spec
+    values = zip(get(state), *[get(o) for o in others], strict=True)
+    return cls(**{alias: tree_map(fn, *vs) for alias, vs in zip(aliases, values, strict=True)})
 
 
 def leaves(state: State) -> list[np.ndarray]:
     """The arrays of ``state`` in field order."""
     cls = type(state)
-    fields = None if cls is np.ndarray else _init_fields(cls)
-    if fields is None:
+    spec = None if cls is np.ndarray else _spec(cls)
+    if spec is None:
         return [state]
     out: list[np.ndarray] = []
-    for name, _ in fields:
-        out.extend(leaves(getattr(state, name)))
+    for leaf in spec[0](state):
+        if type(leaf) is np.ndarray:
+            out.append(leaf)
+        else:
+            out.extend(leaves(leaf))
     return out
 
 
@@ -86,17 +119,43 @@ def take(state: S, index: np.ndarray) -> S:
 
 
 def where(mask: np.ndarray, a: S, b: S) -> S:
-    """Chainwise choice: chain ``i`` of the result is ``a[i]`` if ``mask[i]`` else ``b[i]``."""
-    mask = np.asarray(mask, dtype=bool)
+    """Chainwise choice: chain ``i`` of the result is ``a[i]`` if ``mask[i]`` else ``b[i]``.
 
-    def pick(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        if x is y:  # a leaf both states share (e.g. left alone by a refresh)
-            return x
-        x = np.asarray(x)
-        m = mask.reshape(mask.shape + (1,) * (x.ndim - 1))
-        return np.where(m, x, y)
+    A leaf that ``a`` and ``b`` share (the same array object, e.g. one a
+    refresh left alone) is returned as is, without a copy.
+    """
+    return _where(np.asarray(mask, dtype=bool), {}, a, b)
 
-    return tree_map(pick, a, b)
+
+def _where(mask: np.ndarray, shaped: dict[int, np.ndarray], a: Any, b: Any) -> Any:
+    # written out rather than through tree_map: it runs several times per
+    # sampler iteration (see docs/performance.md)
+    if a is b:
+        return a
+    cls = type(a)
+    spec = None if cls is np.ndarray else _spec(cls)
+    if spec is None:
+        return _pick(mask, shaped, np.asarray(a), b)
+    get, aliases = spec
+    out = {}
+    for alias, x, y in zip(aliases, get(a), get(b), strict=True):
+        if x is y:
+            out[alias] = x
+        elif type(x) is np.ndarray:
+            out[alias] = _pick(mask, shaped, x, y)
+        else:
+            out[alias] = _where(mask, shaped, x, y)
+    return cls(**out)
+
+
+def _pick(mask: np.ndarray, shaped: dict[int, np.ndarray], x: np.ndarray, y: Any) -> np.ndarray:
+    nd = x.ndim
+    if nd == 1:
+        return np.where(mask, x, y)
+    m = shaped.get(nd)
+    if m is None:
+        m = shaped[nd] = mask.reshape(mask.shape + (1,) * (nd - 1))
+    return np.where(m, x, y)
 
 
 def put(state: S, index: np.ndarray, values: S) -> S:
@@ -115,21 +174,26 @@ def stack(states: Sequence[S]) -> S:
     return tree_map(lambda *xs: np.stack(xs), *states)
 
 
-def surely_finite(state: State) -> bool:
+def surely_finite(state: State, known: State | None = None) -> bool:
     """True only if every floating entry of ``state`` is finite (checked by leaf sums).
 
     Cheap (one reduction per leaf). ``False`` means "not proven": a NaN or an
     infinity, or merely a sum that overflowed; use :func:`all_finite` then.
+    Leaves of ``state`` that are the very arrays of the same leaves of
+    ``known`` (a state already known to be finite) are not checked again.
     """
-    for leaf in leaves(state):
-        arr = np.asarray(leaf)
+    seen = leaves(known) if known is not None else None
+    total = 0.0
+    for i, leaf in enumerate(leaves(state)):
+        if seen is not None and leaf is seen[i]:
+            continue
+        arr = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
         kind = arr.dtype.kind
         if kind == "f":
-            if not math.isfinite(arr.sum()):
-                return False
+            total += _add(arr, None)  # one non-finite entry makes the total non-finite
         elif kind == "c" and not np.isfinite(arr.sum()):
             return False
-    return True
+    return math.isfinite(total)
 
 
 def all_finite(state: State) -> np.ndarray:

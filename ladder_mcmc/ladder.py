@@ -82,13 +82,17 @@ def log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndar
         return quiet_log_density_of(map_, state)
 
 
-def quiet_log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndarray]:
+def quiet_log_density_of(
+    map_: ReversibleMap, state: Any, known: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`log_density_of` for callers that already ignore floating-point warnings.
 
     (``np.errstate`` costs microseconds; the ragged driver enters it once.)
+    ``known``: a state known to be finite whose leaves ``state`` may share
+    (e.g. the state before a refresh); shared leaves are not checked again.
     """
     lp = np.asarray(map_.log_density(state), dtype=float)
-    if math.isfinite(lp.sum()) and batch.surely_finite(state):  # the common case, cheaply
+    if math.isfinite(np.add.reduce(lp, None)) and batch.surely_finite(state, known):
         return lp, np.zeros(lp.shape, dtype=bool)
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
     return np.where(bad, -np.inf, lp), bad
@@ -225,31 +229,55 @@ class Ladder:
         memory = np.zeros(n)
         first_stage_prob = np.zeros(n)
         positions = tuple(rule.positions)
-        for s in range(len(positions)):
-            if pending.size == 0:
-                break
-            from_origin, sign = base_for(positions, s)
-            base = batch.take(ks.state, pending) if from_origin else current
-            with np.errstate(all="ignore"):
-                rung = map_.move(base, sign * ks.direction[pending])
-            lp, bad = log_density_of(map_, rung)
-            n_moves[pending] += 1
-            non_finite[pending] += bad
-            ratio = density_ratio(lp, ks.log_density[pending])
-            mem, cum = rule.update(memory[pending], np.full(pending.size, s), ratio)
-            memory[pending] = mem
-            if s == 0:
-                first_stage_prob = np.asarray(cum, dtype=float)
-            stop = u[pending] < cum
-            if stop.any():
-                idx = pending[stop]
-                code[idx] = rule.outcomes[s]
-                if rule.outcomes[s] > 0:
-                    new_state = batch.put(new_state, idx, batch.take(rung, stop))
-                    new_lp[idx] = lp[stop]
-                    ratio_taken[idx] = ratio[stop]
-            pending = pending[~stop]
-            current = batch.take(rung, ~stop)
+        with np.errstate(all="ignore"):  # one errstate for the step (each costs microseconds)
+            for s in range(len(positions)):
+                if pending.size == 0:
+                    break
+                # While every chain is pending (always at stage 0) whole arrays are
+                # used instead of gathering and scattering by index: same values.
+                full = pending.size == n
+                from_origin, sign = base_for(positions, s)
+                if from_origin:
+                    base = ks.state if full else batch.take(ks.state, pending)
+                else:
+                    base = current
+                rung = map_.move(base, sign * (ks.direction if full else ks.direction[pending]))
+                lp, bad = quiet_log_density_of(map_, rung)
+                lp0 = ks.log_density if full else ks.log_density[pending]
+                ratio = np.exp(lp - lp0)  # density_ratio, inside this errstate
+                mem, cum = rule.update(
+                    memory if full else memory[pending], np.full(pending.size, s), ratio
+                )
+                if s == 0:
+                    first_stage_prob = np.asarray(cum, dtype=float)
+                if full:
+                    n_moves += 1
+                    non_finite += bad
+                    memory[:] = mem
+                    stop = u < cum
+                else:
+                    n_moves[pending] += 1
+                    non_finite[pending] += bad
+                    memory[pending] = mem
+                    stop = u[pending] < cum
+                if stop.any():
+                    outcome = rule.outcomes[s]
+                    if full:
+                        code[stop] = outcome
+                        if outcome > 0:
+                            new_state = batch.where(stop, rung, new_state)
+                            new_lp = np.where(stop, lp, new_lp)
+                            ratio_taken = np.where(stop, ratio, ratio_taken)
+                    else:
+                        idx = pending[stop]
+                        code[idx] = outcome
+                        if outcome > 0:
+                            new_state = batch.put(new_state, idx, batch.take(rung, stop))
+                            new_lp[idx] = lp[stop]
+                            ratio_taken[idx] = ratio[stop]
+                pending = pending[~stop]
+                if pending.size and s + 1 < len(positions):
+                    current = batch.take(rung, ~stop)
         direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
         carry = rule.next_carry(ks.carry, u, code, ratio_taken)
         state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)

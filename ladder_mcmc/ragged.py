@@ -97,7 +97,8 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
     def retire(finished: np.ndarray) -> None:
         """Move the chains in ``finished`` (a mask) out of the batch."""
         nonlocal chain_id, step, stage, origin, current, direction, lp0, carry
-        nonlocal memory, u, n_moves, non_finite
+        nonlocal memory, u, n_moves, non_finite, in_sync
+        in_sync = False
         fin = np.flatnonzero(finished)
         take_carry = (lambda c, i: None) if carry is None else batch.take
         final_parts.append(
@@ -123,8 +124,12 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
     non_finite = np.zeros(n, dtype=np.int64)
     u = rule.uniform(carry, rng, n)
     zero_int, zero_float = np.zeros(n, dtype=np.int64), np.zeros(n)
+    in_sync = False
     if np.any(step >= n_steps):
         retire(step >= n_steps)
+    # all chains at the same step, in order: record whole rows while it lasts
+    in_sync = chain_id.size == len(step) == recorder.n_chains and bool(np.all(step == step[0]))
+    sync_step = int(step[0]) if in_sync else -1
     # a step takes at least one iteration: no chain can finish before this one
     iteration, check_from = 0, n_steps - (int(step.max()) if step.size else 0)
 
@@ -177,16 +182,24 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
         else:
             ref, ref_dir = refresh(nxt, new_dir, rng)
             ref_dir = np.asarray(ref_dir, dtype=np.int8)
-            ref_lp = quiet_log_density_of(map_, ref)[0] if refresh_changes else nxt_lp
-        flushed = recorder.record_masked(
-            None if everyone else done,
-            chain_id,
-            step,
-            map_.draw(ref),
-            code,
-            n_moves,
-            non_finite,
-        )
+            # `nxt` is finite (made of finite rungs), so only leaves the refresh
+            # replaced are checked
+            ref_lp = quiet_log_density_of(map_, ref, nxt)[0] if refresh_changes else nxt_lp
+        if everyone and in_sync:  # every chain at the same step: whole rows
+            recorder.record_row(sync_step, map_.draw(ref), code, n_moves, non_finite)
+            sync_step += 1
+            flushed = iteration % recorder.flush_every == 0
+        else:
+            in_sync = False
+            flushed = recorder.record_masked(
+                None if everyone else done,
+                chain_id,
+                step,
+                map_.draw(ref),
+                code,
+                n_moves,
+                non_finite,
+            )
         fresh_u = rule.uniform(carry, rng, n)
         if everyone:
             origin = current = ref

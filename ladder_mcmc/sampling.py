@@ -19,7 +19,7 @@ from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
 from ladder_mcmc.ragged import run_ragged
-from ladder_mcmc.trace import Recorder, Trace
+from ladder_mcmc.trace import Recorder, Trace, memmap_allocator
 from ladder_mcmc.validation import positive_int
 
 Schedule = Literal["ragged", "synchronous"]
@@ -34,18 +34,10 @@ def run_synchronous(
     until: int | None = None,
 ) -> LadderState:
     """Step every chain together with :meth:`Ladder.step` until step ``until``."""
-    chains = np.arange(recorder.n_chains)
     stop = recorder.n_steps if until is None else until
     for t in range(recorder.completed(), stop):
         ks, info = kernel.step(ks, rng)
-        recorder.record(
-            chains,
-            np.full(recorder.n_chains, t),
-            kernel.map.draw(ks.state),
-            info.rung,
-            info.n_moves,
-            info.non_finite,
-        )
+        recorder.record_row(t, kernel.map.draw(ks.state), info.rung, info.n_moves, info.non_finite)
         if on_progress is not None:
             on_progress(t + 1)
     return ks
@@ -114,6 +106,20 @@ def _save(run: _Run) -> None:
     checkpoint.save(run.checkpoint, meta, trees)
 
 
+def _check_draws_file(path: str | os.PathLike, executor: Executor | None) -> Path:
+    """Refuse, before sampling, a draws file that exists or cannot be written."""
+    path = Path(path)
+    if executor is not None:
+        raise ValueError("draws_file cannot be combined with executor")
+    if path.exists():
+        raise ValueError(f"draws_file {str(path)!r} already exists; remove it or choose another")
+    if not path.parent.is_dir():
+        raise ValueError(f"draws_file folder {str(path.parent)!r} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise ValueError(f"draws_file folder {str(path.parent)!r} is not writable")
+    return path
+
+
 def _execute(run: _Run, progress: bool) -> Trace:
     """Run blocks until the recorder is full; checkpoint after each block."""
     rec = run.recorder
@@ -170,6 +176,7 @@ def sample(
     *,
     schedule: Schedule = "ragged",
     thin: int = 1,
+    draws_file: str | os.PathLike | None = None,
     progress: bool = False,
     warmup: int = 0,
     target_prob: float = 0.8,
@@ -202,6 +209,13 @@ def sample(
         (the reference; same chain in law, different random stream).
     thin : int
         Keep the draw of every ``thin``-th step (statistics keep every step).
+    draws_file : path, optional
+        Stream the draws to this ``.npy`` file (memory-mapped; must not exist)
+        instead of holding them in memory: ``trace.states`` is then a
+        ``numpy.memmap`` on it, and the pages of finished rows are released as
+        the run goes, so resident memory stays bounded at any length
+        (``docs/performance.md``). Per-step statistics stay in memory.
+        Draws with several leaves (attrs states) go to ``<stem>.<i>.npy``.
     progress : bool
         Show a progress bar on stderr.
     warmup : int
@@ -250,6 +264,8 @@ def sample(
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     if warmup != 0:
         positive_int("warmup", warmup)
+    if draws_file is not None:
+        draws_file = _check_draws_file(draws_file, executor)
     if executor is not None:
         if checkpoint is not None:
             raise ValueError("checkpoint cannot be combined with executor")
@@ -293,7 +309,8 @@ def sample(
             dense=dense_mass,
             progress=progress,
         )
-    recorder = Recorder(n_steps, len(ks.direction), thin)
+    allocate = None if draws_file is None else memmap_allocator(draws_file)
+    recorder = Recorder(n_steps, len(ks.direction), thin, allocate)
     run = _Run(kernel, user_kernel, ks, recorder, rng, schedule, block, warm, path)
     return _execute(run, progress)
 

@@ -2,12 +2,74 @@
 
 from __future__ import annotations
 
+import mmap
+import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
 from ladder_mcmc import batch
+
+RELEASE_BYTES = 64 * 2**20
+"""Disk-backed draws: pages of finished rows are handed back to the OS every this many bytes."""
+
+
+def memmap_allocator(path: str | os.PathLike) -> Callable[[tuple, np.dtype], np.ndarray]:
+    """An ``allocate`` for :class:`Recorder` that puts the draws in ``.npy`` files on disk.
+
+    The first array goes to ``path``; if a draw has several leaves (an attrs
+    state), leaf ``i ≥ 1`` goes to ``<stem>.<i><suffix>`` beside it. Each file
+    is a standard ``.npy`` (``numpy.lib.format.open_memmap``), readable with
+    ``np.load(path, mmap_mode="r")``. The recorder writes rows as chains finish
+    them and releases the pages of finished rows, so the process's resident
+    memory stays bounded however long the run (see ``docs/performance.md``).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> allocate = memmap_allocator(os.path.join(folder, "draws.npy"))
+    >>> a = allocate((3, 2), np.float64)
+    >>> a[:] = 1.0
+    >>> a.flush()
+    >>> np.load(os.path.join(folder, "draws.npy")).sum()
+    np.float64(6.0)
+    """
+    path = Path(path)
+    count = 0
+
+    def allocate(shape: tuple, dtype: np.dtype) -> np.ndarray:
+        nonlocal count
+        target = path if count == 0 else path.with_name(f"{path.stem}.{count}{path.suffix}")
+        count += 1
+        return np.lib.format.open_memmap(target, mode="w+", dtype=dtype, shape=shape)
+
+    return allocate
+
+
+def _release_rows(store: np.memmap, row_lo: int, row_hi: int) -> None:
+    """Write rows ``[row_lo, row_hi)`` of a memory-mapped store to disk and unmap their pages.
+
+    Only whole pages inside the rows' bytes (and before them) are released; a
+    page shared with a later row stays. Released pages are read back from the
+    file if ever touched again, so this never loses data.
+    """
+    mm = getattr(store, "_mmap", None)
+    if mm is None or row_hi <= row_lo:
+        return
+    row_bytes = store.strides[0]
+    start_of_data = store.offset % mmap.ALLOCATIONGRANULARITY  # see numpy.memmap.__new__
+    page = mmap.PAGESIZE
+    lo = (start_of_data + row_lo * row_bytes) // page * page
+    hi = (start_of_data + row_hi * row_bytes) // page * page
+    if hi <= lo:
+        return
+    mm.flush(lo, hi - lo)
+    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 class Recorder:
@@ -43,6 +105,10 @@ class Recorder:
         self._allocate = allocate or (lambda shape, dtype: np.empty(shape, dtype=dtype))
         self.flush_every = flush_every
         self._buffer: list[tuple] = []
+        self._flat_draws: np.ndarray | None = None
+        self._mapped: list[np.memmap] = []  # disk-backed draw arrays
+        self._released = 0  # rows of them already written out and unmapped
+        self._release_every = 0
 
     def record(
         self,
@@ -62,15 +128,13 @@ class Recorder:
             keep = None
         else:
             keep = (steps + 1) % self.thin == 0
-            if not keep.any():
-                return
-        self._write_draws(steps, chains, draw, keep)
+        if keep is None or keep.any():
+            self._write_draws(steps, chains, draw, keep)
+        if self._mapped:
+            self._release(self.completed())
 
-    def _write_draws(self, steps, chains, draw, keep) -> None:
-        if keep is not None:
-            steps, chains = steps[keep], chains[keep]
-            draw = batch.take(draw, keep)
-        rows = (steps + 1) // self.thin - 1
+    def _store(self, draw: Any) -> Any:
+        """The draw arrays, allocated (by ``allocate``) on the first kept draw."""
         if self.draws is None:
             self.draws = batch.tree_map(
                 lambda leaf: self._allocate(
@@ -78,12 +142,65 @@ class Recorder:
                 ),
                 draw,
             )
+            d = self.draws
+            if isinstance(d, np.ndarray) and d.flags.c_contiguous:
+                # (n_kept * chains, ...) view: one flat index per write
+                self._flat_draws = d.reshape((-1,) + d.shape[2:])
+            mapped = [leaf for leaf in batch.leaves(d) if isinstance(leaf, np.memmap)]
+            if mapped:
+                self._mapped = mapped
+                row_bytes = sum(leaf.strides[0] for leaf in mapped)
+                self._release_every = max(1, RELEASE_BYTES // max(row_bytes, 1))
+        return self.draws
+
+    def _release(self, done: int) -> None:
+        """Hand back to the OS the pages of disk-backed rows every chain has passed."""
+        rows = done // self.thin
+        if rows - self._released < self._release_every and rows < self.n_kept:
+            return
+        for leaf in self._mapped:
+            _release_rows(leaf, self._released, rows)
+        self._released = rows
+
+    def _write_draws(self, steps, chains, draw, keep) -> None:
+        if keep is not None:
+            steps, chains = steps[keep], chains[keep]
+            draw = batch.take(draw, keep)
+        rows = steps if self.thin == 1 else (steps + 1) // self.thin - 1
+        flat = rows * self.n_chains + chains
+        store = self._store(draw)
+        if type(draw) is np.ndarray and self._flat_draws is not None:
+            self._flat_draws[flat] = draw  # the common case, without tree_map
+            return
 
         def write(store: np.ndarray, leaf: np.ndarray) -> np.ndarray:
-            store[rows, chains] = leaf
+            _scatter(store, flat, rows, chains, leaf)
             return store
 
-        batch.tree_map(write, self.draws, draw)
+        batch.tree_map(write, store, draw)
+
+    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite) -> None:
+        """Record step ``step`` of every chain at once (chains in order)."""
+        if self._buffer:
+            self.flush()
+        self.rungs[step] = rung
+        self.n_moves[step] = n_moves
+        self.non_finite[step] = non_finite
+        self.steps_done[:] = step + 1
+        if (step + 1) % self.thin == 0:
+            row = (step + 1) // self.thin - 1
+            store = self._store(draw)
+            if type(draw) is np.ndarray:
+                store[row] = draw
+            else:
+
+                def write(store: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+                    store[row] = leaf
+                    return store
+
+                batch.tree_map(write, store, draw)
+            if self._mapped:
+                self._release(step + 1)
 
     def record_masked(
         self,
@@ -99,7 +216,8 @@ class Recorder:
 
         ``mask = None`` means every ``i``. The arrays are kept by reference
         until the next :meth:`flush`: the caller must not modify them in place.
-        Returns True if the buffer was flushed.
+        A chain's steps must come in increasing order. Returns True if the
+        buffer was flushed.
         """
         self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite))
         if len(self._buffer) >= self.flush_every:
@@ -117,6 +235,12 @@ class Recorder:
         buf, self._buffer = self._buffer, []
         if not buf:
             return
+        self._write_buffer(buf)
+        if self._mapped:
+            self._release(self.completed())
+
+    def _write_buffer(self, buf: list[tuple]) -> None:
+        """Write buffered entries: statistics in one scatter each, draws entry by entry."""
 
         def cat(k: int) -> np.ndarray:
             return np.concatenate([b[k] for b in buf])
@@ -125,33 +249,41 @@ class Recorder:
             sel = None
         else:
             sel = np.concatenate([np.ones(len(b[1]), bool) if b[0] is None else b[0] for b in buf])
-        chains, steps = cat(1), cat(2)
+        all_chains, all_steps = cat(1), cat(2)
+        chains, steps = all_chains, all_steps
         rung, n_moves, non_finite = cat(4), cat(5), cat(6)
         if sel is not None:
             chains, steps = chains[sel], steps[sel]
             rung, n_moves, non_finite = rung[sel], n_moves[sel], non_finite[sel]
-        self.rungs[steps, chains] = rung
-        self.n_moves[steps, chains] = n_moves
-        self.non_finite[steps, chains] = non_finite
-        self.steps_done[chains] = steps + 1
-        # draws: gather only the entries that hold a kept step
-        kept_steps, kept_chains, parts = [], [], []
-        for mask, b_chains, b_steps, b_draw, *_ in buf:
-            keep = mask
-            if self.thin > 1:
-                by_thin = (b_steps + 1) % self.thin == 0
-                keep = by_thin if keep is None else keep & by_thin
-            if keep is None:
-                kept_steps.append(b_steps)
-                kept_chains.append(b_chains)
-                parts.append(b_draw)
-            elif keep.any():
-                kept_steps.append(b_steps[keep])
-                kept_chains.append(b_chains[keep])
-                parts.append(batch.take(b_draw, keep))
-        if parts:
-            draw = parts[0] if len(parts) == 1 else batch.tree_map(_concat, *parts)
-            self._write_draws(np.concatenate(kept_steps), np.concatenate(kept_chains), draw, None)
+        flat = steps * self.n_chains + chains
+        _scatter(self.rungs, flat, steps, chains, rung)
+        _scatter(self.n_moves, flat, steps, chains, n_moves)
+        _scatter(self.non_finite, flat, steps, chains, non_finite)
+        # a chain may appear several times; its steps increase, so keep the largest
+        np.maximum.at(self.steps_done, chains, steps + 1)
+        # draws: entry by entry, in order, every chain of the entry (no gather).
+        # A chain still inside its step writes a placeholder at the row of
+        # that step, which its own record, in a later entry, overwrites; until
+        # then the row is past ``completed()``, so no trace ever shows it.
+        fast = self.thin == 1 and type(buf[0][3]) is np.ndarray
+        if fast:
+            self._store(buf[0][3])
+            fast = self._flat_draws is not None
+        if fast:
+            flat_all = all_steps * self.n_chains + all_chains
+            lo = 0
+            for b in buf:
+                hi = lo + len(b[1])
+                self._flat_draws[flat_all[lo:hi]] = b[3]
+                lo = hi
+            return
+        for _mask, b_chains, b_steps, b_draw, *_ in buf:
+            if self.thin == 1:
+                self._write_draws(b_steps, b_chains, b_draw, None)
+            else:
+                keep = (b_steps + 1) % self.thin == 0
+                if keep.any():
+                    self._write_draws(b_steps, b_chains, b_draw, keep)
 
     def completed(self) -> int:
         """Steps completed by every chain."""
@@ -160,6 +292,18 @@ class Recorder:
 
 def _concat(*leaves: np.ndarray) -> np.ndarray:
     return np.concatenate(leaves)
+
+
+def _scatter(store: np.ndarray, flat, rows, cols, values) -> None:
+    """``store[rows, cols] = values``, through the flat index ``rows * n_cols + cols``.
+
+    (One flat index is cheaper than a pair; a non-contiguous store, whose
+    reshape would be a copy, takes the pair.)
+    """
+    if store.flags.c_contiguous:
+        store.reshape((-1,) + store.shape[2:])[flat] = values
+    else:
+        store[rows, cols] = values
 
 
 @attrs.frozen(eq=False)
