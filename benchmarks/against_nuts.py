@@ -1,0 +1,402 @@
+"""Adapted LAHMC (and adapted HMC, ``K = 1``) against NUTS on the paper's three targets.
+
+Protocol (the one behind the NUTS numbers quoted from issue 6, measured there with
+NumPyro 0.22 and BlackJAX 1.7): 4 chains, 1000 warm-up steps and 2000 kept draws per
+chain, chains started uniformly on ``(-2, 2)`` per coordinate (Stan's and NumPyro's
+default), ``sample(..., warmup=1000, target_prob=p)`` adapting the step size by dual
+averaging and a diagonal inverse mass matrix (Stan's windows). Figure of merit:
+
+    min over coordinates i of min(bulk ESS of x_i, bulk ESS of x_i²)   per 1000 gradients,
+
+bulk ESS = :func:`ladder_mcmc.summary.rank_normalize` then
+:func:`ladder_mcmc.diagnostics.effective_sample_size` (split, multi-chain, Geyer),
+gradients = all chains' gradient evaluations in the sampling phase (and, in the second
+figure, the warm-up's too). ESS from 4 chains is noisy, so every configuration runs
+over several seeds and the table gives the median and the range.
+
+The settings (``β``, ``M``, ``K``, target probability) are in :data:`CHOSEN`; how they
+were chosen, and the grids (``--grid``), are in ``docs/against-nuts.md``. ``--rule``
+replaces the fixed ``M`` by the rule of that document: after warm-up,
+``M = max(1, round((π/2) / ε))`` — a quarter period of a unit Gaussian per rung in
+the adapted metric (warm-up itself runs with the fixed ``M``). ``--power`` adds
+EXPERIMENTAL rows with a heavier-tailed kinetic energy ``K(v) = Σ|w|^a/a``
+(:class:`PowerKinetic`, full refresh; see :data:`POWER`), defined here and not in the
+package.
+
+Run::
+
+    nice -n 10 python benchmarks/against_nuts.py            # 5 seeds, full protocol (~2 min)
+    nice -n 10 python benchmarks/against_nuts.py --quick    # 2 seeds, 500 + 1000 (~15 s)
+    nice -n 10 python benchmarks/against_nuts.py --targets rough_well --power  # (~2 min)
+    nice -n 10 python benchmarks/against_nuts.py --grid gauss100 --seeds 3
+    nice -n 10 python benchmarks/against_nuts.py --targets rough_well --beta 0.3 \\
+        --n-leapfrog 30 --look-ahead 4 --target-prob 0.9 --seeds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+try:
+    import ladder_mcmc  # noqa: F401
+except ImportError:  # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ladder_mcmc import lahmc, sample
+from ladder_mcmc.adaptation import warmup as run_warmup
+from ladder_mcmc.diagnostics import effective_sample_size
+from ladder_mcmc.hmc import Leapfrog
+from ladder_mcmc.ladder import Ladder
+from ladder_mcmc.refresh import Refresh
+from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.summary import rank_normalize
+from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+
+#: NUTS (NumPyro 0.22 / BlackJAX 1.7), quoted from issue 6: min bulk ESS per 1000
+#: gradients, (sampling phase, warm-up counted).
+NUTS = {"gauss2": (140.0, 21.0), "gauss100": (28.0, 5.8), "rough_well": (0.44, 0.28)}
+
+TARGETS = {
+    "gauss2": lambda: IllConditionedGaussian(2),
+    "gauss100": lambda: IllConditionedGaussian(100),
+    "rough_well": lambda: RoughWell(),
+}
+
+INITIAL_STEP_SIZE = 0.5  # ε₀ before warm-up; dual averaging moves it within ~50 steps
+
+
+@attrs.frozen
+class Setting:
+    """Kernel hyperparameters: refresh ``β``, leapfrog steps per rung ``M``, look-ahead
+    ``K``, and the warm-up's target probability of taking the first rung."""
+
+    beta: float
+    n_leapfrog: int
+    look_ahead: int
+    target_prob: float
+
+    def label(self) -> str:
+        return f"β={self.beta:g} M={self.n_leapfrog} K={self.look_ahead} p={self.target_prob:g}"
+
+
+#: The settings of the headline table (docs/against-nuts.md, "How the settings were
+#: chosen"). Gaussians: full refresh and a quarter period per rung (M ε ≈ π/2 at the
+#: adapted ε); rough well: persistent momentum, the best of the grid.
+CHOSEN = {
+    "gauss2": Setting(beta=1.0, n_leapfrog=1, look_ahead=4, target_prob=0.8),
+    "gauss100": Setting(beta=1.0, n_leapfrog=3, look_ahead=4, target_prob=0.8),
+    "rough_well": Setting(beta=0.3, n_leapfrog=30, look_ahead=4, target_prob=0.9),
+}
+
+#: Small grids (one axis at a time around the chosen point, plus the lead's early points).
+GRIDS = {
+    "gauss2": [Setting(1.0, m, k, 0.8) for m, k in itertools.product((1, 2, 3, 5), (1, 4))],
+    "gauss100": [Setting(1.0, m, 4, 0.8) for m in (2, 3, 4, 6, 10)]
+    + [Setting(1.0, 3, 1, 0.8), Setting(1.0, 3, 4, 0.6), Setting(1.0, 3, 4, 0.9)]
+    + [Setting(0.5, 3, 4, 0.8), Setting(0.1, 10, 4, 0.8)],
+    "rough_well": [Setting(b, 30, 4, 0.8) for b in (0.03, 0.1, 0.3, 1.0)]
+    + [Setting(0.3, m, 4, 0.8) for m in (10, 100)]
+    + [Setting(0.3, 30, k, 0.8) for k in (1, 8)]
+    + [Setting(0.3, 30, 4, p) for p in (0.6, 0.9)]
+    + [Setting(1.0, 100, 4, 0.8), Setting(1.0, 200, 4, 0.8)],
+}
+
+
+@attrs.frozen(eq=False)
+class PowerKinetic:
+    """EXPERIMENTAL: kinetic energy ``K(v) = Σ_i |w_i|^a / a``, ``w_i = v_i √m_i``.
+
+    A drop-in for :class:`ladder_mcmc.metrics.Metric` in :class:`Leapfrog` (same
+    ``velocity``/``kinetic``/``sample_momentum``; ``m`` = the diagonal inverse mass).
+    ``a = 2`` is the Gaussian momentum; ``a < 2`` has heavier tails, so a coordinate
+    spends more time with a kinetic energy above a barrier (rough well). The leapfrog
+    stays volume preserving (its three sub-steps are shears) and reversible
+    (``velocity`` is odd), so the ladder is valid for any ``a``; ``|w|^a/a`` is
+    Gamma(1/a, 1) distributed, which is how momenta are drawn. A partial refresh
+    ``√(1-β) v + √β n`` is NOT invariant for ``a ≠ 2``: use :class:`FullRefresh`.
+    """
+
+    a: float
+    inverse_mass: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        return int(self.inverse_mass.shape[0])
+
+    def velocity(self, v: np.ndarray) -> np.ndarray:
+        s = np.sqrt(self.inverse_mass)
+        w = v * s
+        return s * np.sign(w) * np.abs(w) ** (self.a - 1.0)
+
+    def kinetic(self, v: np.ndarray) -> np.ndarray:
+        w = v * np.sqrt(self.inverse_mass)
+        return (np.abs(w) ** self.a).sum(axis=1) / self.a
+
+    def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        g = rng.gamma(1.0 / self.a, 1.0, size=shape)
+        sign = np.where(rng.random(shape) < 0.5, 1.0, -1.0)
+        return sign * (self.a * g) ** (1.0 / self.a) / np.sqrt(self.inverse_mass)
+
+    def describe(self) -> dict:
+        return {"metric": f"power-{self.a:g} diagonal"}
+
+
+@attrs.frozen
+class FullRefresh(Refresh):
+    """EXPERIMENTAL: a fresh momentum from ``kinetic.sample_momentum`` every step (β = 1)."""
+
+    kinetic: PowerKinetic
+
+    def __call__(self, state, direction, rng):
+        v = self.kinetic.sample_momentum(rng, state.v.shape)
+        return attrs.evolve(state, v=direction[:, None].astype(float) * v), direction
+
+
+#: EXPERIMENTAL rows (``--power``): warm-up in two stages — ``POWER_STAGE1`` steps of
+#: the target's CHOSEN Gaussian-momentum kernel (step size and diagonal mass, Stan
+#: windows), then the rest of the 1000 with the power kinetic (step size only) —
+#: then sampling with ``K(v) = Σ|w|^a/a``, full refresh, ``M`` and ``K`` below.
+POWER = {"a": 1.5, "n_leapfrog": 100, "target_prob": 0.8}
+POWER_STAGE1 = 0.75
+
+
+def run_power(
+    target_name: str,
+    look_ahead: int,
+    seed: int,
+    *,
+    chains: int = 4,
+    n_warmup: int = 1000,
+    n_draws: int = 2000,
+    a: float = POWER["a"],
+    n_leapfrog: int = POWER["n_leapfrog"],
+) -> dict:
+    """One run of the experimental power-kinetic LAHMC (see :data:`POWER`)."""
+    target = TARGETS[target_name]()
+    s = CHOSEN[target_name]
+    rng = np.random.default_rng(seed)
+    init = rng.uniform(-2.0, 2.0, size=(chains, target.dim))
+    start = time.perf_counter()
+    gauss = lahmc(target, INITIAL_STEP_SIZE, s.n_leapfrog, s.beta, look_ahead=s.look_ahead)
+    n1 = int(POWER_STAGE1 * n_warmup)
+    gauss, ks, warm1 = run_warmup(gauss, gauss.init(init, rng), n1, rng, target_prob=s.target_prob)
+    inverse_mass = np.asarray(gauss.map.metric.inverse_mass, dtype=float)
+    kin = PowerKinetic(a, inverse_mass)
+    kernel = Ladder(
+        Leapfrog(target, warm1.step_size, n_leapfrog, kin),
+        LookAheadRule(look_ahead),
+        FullRefresh(kin),
+    )
+    ks = kernel.init(ks.state.x, rng)
+    kernel, ks, warm2 = run_warmup(
+        kernel, ks, n_warmup - n1, rng, target_prob=POWER["target_prob"], adapt_mass=False
+    )
+    trace = sample(kernel, ks, n_draws, seed=rng)
+    wall = time.perf_counter() - start
+    ess = min_bulk_ess(trace.positions)
+    grads = float(trace.grad_evals.sum())
+    warm_grads = float(np.sum(warm1.grad_evals) + np.sum(warm2.grad_evals))
+    return {
+        "target": target_name,
+        "setting": {
+            "kinetic_power": a,
+            "beta": 1.0,
+            "n_leapfrog": n_leapfrog,
+            "look_ahead": look_ahead,
+            "target_prob": POWER["target_prob"],
+        },
+        "seed": seed,
+        "n_leapfrog_sampling": int(n_leapfrog),
+        "step_size": float(warm2.step_size),
+        "flip_fraction": trace.transition_fractions()["F"],
+        "min_ess": ess,
+        "per_1000": 1000.0 * ess / grads,
+        "per_1000_with_warmup": 1000.0 * ess / (grads + warm_grads),
+        "grads": grads,
+        "warmup_grads": warm_grads,
+        "wall": wall,
+        "variance": trace.positions.reshape(-1, target.dim).var(axis=0).tolist(),
+    }
+
+
+def min_bulk_ess(x: np.ndarray) -> float:
+    """Min over coordinates of the bulk ESS of ``x`` and of ``x²``; ``x`` (steps, chains, dim)."""
+    ess_x = effective_sample_size(rank_normalize(x))
+    ess_x2 = effective_sample_size(rank_normalize(x * x))
+    return float(min(np.min(ess_x), np.min(ess_x2)))
+
+
+def run_one(
+    target_name: str,
+    setting: Setting,
+    seed: int,
+    *,
+    chains: int = 4,
+    n_warmup: int = 1000,
+    n_draws: int = 2000,
+    rule: bool = False,
+) -> dict:
+    """One adapted run; returns ESS, ESS per 1000 gradients (with and without warm-up) etc."""
+    target = TARGETS[target_name]()
+    rng = np.random.default_rng(seed)
+    init = rng.uniform(-2.0, 2.0, size=(chains, target.dim))
+    kernel = lahmc(
+        target, INITIAL_STEP_SIZE, setting.n_leapfrog, setting.beta, look_ahead=setting.look_ahead
+    )
+    start = time.perf_counter()
+    if rule:
+        ks = kernel.init(init, rng)
+        kernel, ks, warm = run_warmup(kernel, ks, n_warmup, rng, target_prob=setting.target_prob)
+        m = max(1, round((math.pi / 2) / warm.step_size))
+        kernel = attrs.evolve(kernel, map=attrs.evolve(kernel.map, n_steps=m))
+        trace = sample(kernel, ks, n_draws, seed=rng)
+    else:
+        trace = sample(
+            kernel,
+            init,
+            n_draws,
+            seed=seed + 10_000,
+            warmup=n_warmup,
+            target_prob=setting.target_prob,
+        )
+        warm, m = trace.warmup, setting.n_leapfrog
+    wall = time.perf_counter() - start
+    ess = min_bulk_ess(trace.positions)
+    grads = float(trace.grad_evals.sum())
+    warm_grads = float(np.sum(warm.grad_evals))
+    return {
+        "target": target_name,
+        "setting": attrs.asdict(setting),
+        "seed": seed,
+        "n_leapfrog_sampling": int(m),
+        "step_size": float(warm.step_size),
+        "flip_fraction": trace.transition_fractions()["F"],
+        "min_ess": ess,
+        "per_1000": 1000.0 * ess / grads,
+        "per_1000_with_warmup": 1000.0 * ess / (grads + warm_grads),
+        "grads": grads,
+        "warmup_grads": warm_grads,
+        "wall": wall,
+    }
+
+
+def _med_range(values: list[float], fmt: str) -> str:
+    v = np.asarray(values)
+    return f"{np.median(v):{fmt}} [{v.min():{fmt}}–{v.max():{fmt}}]"
+
+
+def aggregate(rows: list[dict]) -> dict:
+    per = [r["per_1000"] for r in rows]
+    perw = [r["per_1000_with_warmup"] for r in rows]
+    return {
+        "per_1000": _med_range(per, ".3g"),
+        "per_1000_with_warmup": _med_range(perw, ".3g"),
+        "median_per_1000": float(np.median(per)),
+        "median_per_1000_with_warmup": float(np.median(perw)),
+        "step_size": float(np.median([r["step_size"] for r in rows])),
+        "M": int(np.median([r["n_leapfrog_sampling"] for r in rows])),
+        "flips": float(np.median([r["flip_fraction"] for r in rows])),
+        "wall": float(np.median([r["wall"] for r in rows])),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="2 seeds, 500 warm-up + 1000 draws")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds per configuration (5)")
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--draws", type=int, default=None)
+    ap.add_argument("--targets", nargs="+", choices=sorted(TARGETS), default=list(TARGETS))
+    ap.add_argument("--grid", choices=sorted(GRIDS), help="run the grid of one target instead")
+    ap.add_argument("--rule", action="store_true", help="M = round((π/2)/ε) after warm-up")
+    ap.add_argument("--no-hmc", action="store_true", help="skip the HMC (K = 1) reference rows")
+    ap.add_argument("--beta", type=float)
+    ap.add_argument("--n-leapfrog", type=int)
+    ap.add_argument("--look-ahead", type=int)
+    ap.add_argument("--target-prob", type=float)
+    ap.add_argument(
+        "--power",
+        action="store_true",
+        help="EXPERIMENTAL: add rows with the |v|^1.5 kinetic energy (full refresh)",
+    )
+    ap.add_argument("--power-a", type=float, default=POWER["a"], help="exponent a of --power")
+    ap.add_argument(
+        "--power-n-leapfrog", type=int, default=POWER["n_leapfrog"], help="M of --power"
+    )
+    ap.add_argument("--json", type=Path, help="write every run's record here")
+    args = ap.parse_args(argv)
+
+    n_seeds = args.seeds or (2 if args.quick else 5)
+    n_warmup = args.warmup or (500 if args.quick else 1000)
+    n_draws = args.draws or (1000 if args.quick else 2000)
+
+    jobs: list[tuple[str, str, Setting | int]] = []
+    if args.grid:
+        jobs = [(args.grid, "LAHMC" if s.look_ahead > 1 else "HMC", s) for s in GRIDS[args.grid]]
+    else:
+        for name in args.targets:
+            s = CHOSEN[name]
+            overrides = {
+                "beta": args.beta,
+                "n_leapfrog": args.n_leapfrog,
+                "look_ahead": args.look_ahead,
+                "target_prob": args.target_prob,
+            }
+            s = attrs.evolve(s, **{k: v for k, v in overrides.items() if v is not None})
+            jobs.append((name, f"LAHMC K={s.look_ahead}", s))
+            if not args.no_hmc and s.look_ahead > 1:
+                jobs.append((name, "HMC K=1", attrs.evolve(s, look_ahead=1)))
+            if args.power:
+                jobs.append((name, "LAHMC pow", 4))
+                if not args.no_hmc:
+                    jobs.append((name, "HMC pow", 1))
+
+    print(
+        f"# {args.chains} chains x ({n_warmup} warm-up + {n_draws} draws), {n_seeds} seeds; "
+        f"min bulk ESS over x and x² per 1000 gradients: median [min–max]"
+        + ("; M by the quarter-period rule" if args.rule else ""),
+        flush=True,
+    )
+    header = (
+        f"{'target':<11} {'kernel':<11} {'setting':<26} {'ε':>8} {'M':>4} {'F':>6} "
+        f"{'ESS/1000 grads':>24} {'with warm-up':>24} {'wall s':>7} {'NUTS':>13}"
+    )
+    print(header)
+    print("-" * len(header), flush=True)
+    records = []
+    for name, kname, s in jobs:
+        common = {"chains": args.chains, "n_warmup": n_warmup, "n_draws": n_draws}
+        if isinstance(s, int):  # experimental power-kinetic rows: s = K
+            pa, pm = args.power_a, args.power_n_leapfrog
+            rows = [
+                run_power(name, s, seed, a=pa, n_leapfrog=pm, **common) for seed in range(n_seeds)
+            ]
+            label = f"a={pa:g} β=1 M={pm} K={s} p={POWER['target_prob']:g}"
+        else:
+            rows = [run_one(name, s, seed, rule=args.rule, **common) for seed in range(n_seeds)]
+            label = s.label()
+        records.extend(rows)
+        a = aggregate(rows)
+        nuts = NUTS[name]
+        print(
+            f"{name:<11} {kname:<11} {label:<26} {a['step_size']:>8.3g} {a['M']:>4d} "
+            f"{a['flips']:>6.3f} {a['per_1000']:>24} {a['per_1000_with_warmup']:>24} "
+            f"{a['wall']:>7.1f} {nuts[0]:>6g} ({nuts[1]:g})",
+            flush=True,
+        )
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
