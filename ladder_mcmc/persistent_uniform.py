@@ -28,8 +28,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
-from ladder_mcmc.rules import FLIP, Rule
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.rules import LookAheadRule
 
 
 def _check_delta(_inst, _attr, value) -> None:
@@ -47,10 +46,11 @@ def wrap(v):
 
 
 @attrs.frozen
-class PersistentUniformRule(Rule):
+class PersistentUniformRule(LookAheadRule):
     """LAHMC's rule with Neal's (2020) persistent uniform carried in the chain state.
 
-    The transition given ``u`` is the look-ahead rule's (paper, section 4.3):
+    The transition given ``u`` is the look-ahead rule's (paper, section 4.3;
+    the plan and ``update`` are inherited from :class:`LookAheadRule`):
     stop at the first ``a ≤ K`` with ``u < C_a``, else flip. ``u`` is not drawn
     afresh each step: the kernel state carries ``v ∈ [-1, 1)`` (``u = |v|``);
     after a step ``|v|`` is rescaled to ``u·p(ζ)/p(ζ')`` on acceptance (the slice
@@ -90,25 +90,7 @@ class PersistentUniformRule(Rule):
     array([-0.25,  0.75])
     """
 
-    max_rungs: int = attrs.field(default=4)
     delta: float | Fraction = attrs.field(default=0.01, validator=_check_delta)
-
-    def __attrs_post_init__(self) -> None:
-        positive_int("max_rungs", self.max_rungs)
-
-    @property
-    def positions(self) -> tuple[int, ...]:  # type: ignore[override]
-        return tuple(range(1, self.max_rungs + 1))
-
-    @property
-    def outcomes(self) -> tuple[int, ...]:  # type: ignore[override]
-        return self.positions
-
-    fallthrough = FLIP
-
-    def update(self, memory, stage, ratio):
-        running_max = np.maximum(memory, ratio)
-        return running_max, np.minimum(1, running_max)
 
     def init_carry(self, n_chains: int, rng: np.random.Generator) -> np.ndarray:
         """``v ~ U[-1, 1)`` per chain (``u = |v|`` is then uniform on ``[0, 1)``)."""
