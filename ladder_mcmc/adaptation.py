@@ -23,7 +23,7 @@ from ladder_mcmc.ladder import Ladder, LadderState, log_density_of
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
 from ladder_mcmc.refresh import ComposedRefresh, MomentumRefresh, Refresh
-from ladder_mcmc.validation import positive_int, probability
+from ladder_mcmc.validation import positive_finite, positive_int, probability
 
 
 @attrs.frozen(eq=False)
@@ -43,6 +43,9 @@ class WarmupResult:
     first_stage_prob : float
         Mean ``C_0`` over the last quarter of warm-up (at the adapted values it
         is close to the target).
+    n_leapfrog : int
+        Leapfrog steps per rung after warm-up (changed only when warm-up was
+        given a ``trajectory_length``).
     """
 
     step_size: float
@@ -50,12 +53,16 @@ class WarmupResult:
     grad_evals: np.ndarray
     n_steps: int
     first_stage_prob: float
+    n_leapfrog: int
 
 
 def with_hmc_parameters(
-    kernel: Ladder, step_size: float | None = None, metric: Metric | None = None
+    kernel: Ladder,
+    step_size: float | None = None,
+    metric: Metric | None = None,
+    n_steps: int | None = None,
 ) -> Ladder:
-    """The same kernel with a new leapfrog step size and/or metric (map and refresh)."""
+    """The same kernel with a new leapfrog step size, metric (map and refresh) or step count."""
     if not (hasattr(kernel.map, "step_size") and hasattr(kernel.map, "metric")):
         raise ValueError(
             "warm-up adaptation needs a leapfrog-like map with step_size and metric; "
@@ -66,6 +73,8 @@ def with_hmc_parameters(
         changes["step_size"] = float(step_size)
     if metric is not None:
         changes["metric"] = metric
+    if n_steps is not None:
+        changes["n_steps"] = int(n_steps)
     new_map = attrs.evolve(kernel.map, **changes)
 
     def update(refresh: Refresh | None) -> Refresh | None:
@@ -163,6 +172,7 @@ def warmup(
     target_prob: float = 0.8,
     adapt_mass: bool = True,
     dense: bool = False,
+    trajectory_length: float | None = None,
     progress: bool = False,
 ) -> tuple[Ladder, LadderState, WarmupResult]:
     """Adapt the step size (and mass matrix) of an HMC-family kernel.
@@ -183,6 +193,14 @@ def warmup(
         Estimate the inverse mass matrix from slow windows.
     dense : bool
         Dense instead of diagonal inverse mass matrix.
+    trajectory_length : float, optional
+        If given, ``T``: the number of leapfrog steps per rung is set to
+        ``max(1, round(T / ε))`` at the end of every slow window and of warm-up,
+        so that one rung integrates for about ``T`` time units in the adapted
+        metric. ``π/2`` (a quarter period of a unit-variance Gaussian, which the
+        adapted metric approximates) decorrelates both ``x`` and ``x²`` and
+        avoids the half-period trap ``ε M ≈ π`` where ``x → −x`` and ``x²``
+        never moves (``docs/against-nuts.md``). By default ``M`` is kept.
     progress : bool
         Progress bar on stderr.
 
@@ -196,6 +214,15 @@ def warmup(
     if not 0 < target_prob < 1:
         raise ValueError(f"target_prob must be in (0, 1), got {target_prob!r}")
     kernel = with_hmc_parameters(kernel)  # validates the map
+    if trajectory_length is not None:
+        trajectory_length = positive_finite("trajectory_length", trajectory_length)
+
+    def fit_length(kernel: Ladder) -> Ladder:
+        if trajectory_length is None:
+            return kernel
+        m = max(1, round(trajectory_length / float(kernel.map.step_size)))
+        return with_hmc_parameters(kernel, n_steps=m)
+
     init, _term, ends = stan_windows(n_warmup) if adapt_mass else (n_warmup, 0, [])
     da = DualAveraging(float(kernel.map.step_size), target=target_prob)
     grad_evals = np.zeros(len(ks.direction), dtype=np.int64)
@@ -219,10 +246,11 @@ def warmup(
                 kernel = with_hmc_parameters(kernel, metric=metric)
                 ks = _redraw_momentum(kernel, ks, rng)
                 da.restart(float(kernel.map.step_size))
+                kernel = fit_length(kernel)
             bar.update(t + 1)
     finally:
         bar.close()
-    kernel = with_hmc_parameters(kernel, step_size=da.final)
+    kernel = fit_length(with_hmc_parameters(kernel, step_size=da.final))
     tail = stats[-max(1, n_warmup // 4) :]
     result = WarmupResult(
         step_size=float(kernel.map.step_size),
@@ -230,5 +258,6 @@ def warmup(
         grad_evals=grad_evals,
         n_steps=n_warmup,
         first_stage_prob=float(np.mean(tail)),
+        n_leapfrog=int(kernel.map.n_steps),
     )
     return kernel, ks, result

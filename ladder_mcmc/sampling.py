@@ -182,6 +182,7 @@ def sample(
     target_prob: float = 0.8,
     adapt_mass: bool = True,
     dense_mass: bool = False,
+    trajectory_length: float | None = None,
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: int | None = None,
     executor: Executor | None = None,
@@ -226,8 +227,10 @@ def sample(
         as in Stan (``ladder_mcmc.adaptation``). Warm-up draws are dropped;
         ``trace.warmup`` holds the adapted values and the warm-up's gradient
         evaluations; ``trace.grad_evals`` counts the sampling phase only.
-    target_prob, adapt_mass, dense_mass
-        See ``warmup``.
+    target_prob, adapt_mass, dense_mass, trajectory_length
+        See ``warmup`` and :func:`ladder_mcmc.adaptation.warmup` (``trajectory_length``:
+        adapt the leapfrog steps per rung to ``round(T / ε)``; ``π/2`` is a good
+        choice in the adapted metric).
     checkpoint : path, optional
         Write the run's full state (draws so far, kernel state, generator
         state) to this ``.npz`` file every ``checkpoint_every`` steps,
@@ -284,6 +287,7 @@ def sample(
             target_prob=target_prob,
             adapt_mass=adapt_mass,
             dense_mass=dense_mass,
+            trajectory_length=trajectory_length,
         )
     path = None
     block = n_steps
@@ -307,6 +311,7 @@ def sample(
             target_prob=target_prob,
             adapt_mass=adapt_mass,
             dense=dense_mass,
+            trajectory_length=trajectory_length,
             progress=progress,
         )
     allocate = None if draws_file is None else memmap_allocator(draws_file)
@@ -366,9 +371,13 @@ def resume(
             step_size=float(warm.step_size),
             n_steps=int(warm.n_steps),
             first_stage_prob=float(warm.first_stage_prob),
+            n_leapfrog=int(warm.n_leapfrog),
         )
         kernel = with_hmc_parameters(
-            kernel, step_size=warm.step_size, metric=Metric(inv) if inv is not None else None
+            kernel,
+            step_size=warm.step_size,
+            metric=Metric(inv) if inv is not None else None,
+            n_steps=int(warm.n_leapfrog),
         )
     done = int(meta["completed"])
     total = int(meta["n_steps"]) if n_steps is None else done + positive_int("n_steps", n_steps)

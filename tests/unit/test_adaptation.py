@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ladder_mcmc import hmc, lahmc, sample
+from ladder_mcmc import hmc, lahmc, resume, sample
 from ladder_mcmc.adaptation import DualAveraging, regularised_covariance, stan_windows
 from ladder_mcmc.targets import IllConditionedGaussian
 
@@ -63,3 +63,38 @@ def test_dense_mass_and_bad_parameters():
         sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=-5)
     with pytest.raises(ValueError, match="target_prob"):
         sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=10, target_prob=1.0)
+
+
+def test_trajectory_length_sets_the_leapfrog_steps():
+    target = IllConditionedGaussian(10, log_condition=3)
+    kernel = lahmc(target, step_size=0.1, n_leapfrog=40, beta=1.0)
+    trace = sample(
+        kernel,
+        target.sample(8, np.random.default_rng(0)),
+        50,
+        seed=2,
+        warmup=300,
+        trajectory_length=np.pi / 2,
+    )
+    w = trace.warmup
+    assert w.n_leapfrog == max(1, round((np.pi / 2) / w.step_size)) != 40
+    assert abs(w.n_leapfrog * w.step_size - np.pi / 2) <= w.step_size / 2
+    assert trace.cost == w.n_leapfrog == trace.kernel["n_steps"]
+    # without it, M is kept
+    kept = sample(kernel, target.sample(8, np.random.default_rng(0)), 5, seed=2, warmup=50)
+    assert kept.warmup.n_leapfrog == 40 == kept.cost
+    with pytest.raises(ValueError, match="trajectory_length.*-1"):
+        sample(kernel, np.ones((2, 10)), 5, warmup=10, trajectory_length=-1.0)
+
+
+def test_resume_restores_the_adapted_trajectory(tmp_path):
+    target = IllConditionedGaussian(3, log_condition=2)
+    kernel = lahmc(target, step_size=0.1, n_leapfrog=40, beta=1.0)
+    x0 = target.sample(4, np.random.default_rng(0))
+    path = tmp_path / "t.npz"
+    opts = dict(seed=5, warmup=200, trajectory_length=np.pi / 2, checkpoint_every=10)
+    sample(kernel, x0, 20, checkpoint=path, **opts)
+    more = resume(path, kernel, 10)
+    whole = sample(kernel, x0, 30, **opts)
+    assert more.cost == whole.cost == whole.warmup.n_leapfrog
+    np.testing.assert_array_equal(more.positions, whole.positions)
