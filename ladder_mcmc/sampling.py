@@ -93,16 +93,11 @@ def _save(run: _Run) -> None:
     trees = {
         "ks": run.ks,
         "draws": draws,
-        "stats": {
-            "rungs": rec.rungs[:done],
-            "n_moves": rec.n_moves[:done],
-            "non_finite": rec.non_finite[:done],
-        },
+        "rungs": rec.rungs[:done],
+        "n_moves": rec.n_moves[:done],
+        "non_finite": rec.non_finite[:done],
         "warmup": run.warm,
     }
-    stats = trees.pop("stats")
-    for k, v in stats.items():
-        trees[k] = v
     checkpoint.save(run.checkpoint, meta, trees)
 
 
