@@ -89,18 +89,24 @@ def _plot(args: argparse.Namespace, make) -> list[str]:
     return [Path(p).name for p in paths]  # file names, relative to --out
 
 
+def _finish(args: argparse.Namespace, name: str, result: dict, elapsed: float, markdown) -> dict:
+    """Record provenance, write ``<name>.json`` and ``<name>.md``, print the table."""
+    result["provenance"] = _provenance(args, elapsed)
+    _write_json(args.out / f"{name}.json", result)
+    text = markdown(result)
+    _write(args.out / f"{name}.md", text)
+    print(text)
+    return result
+
+
 def do_table1(args: argparse.Namespace) -> dict:
     sizes = dict((FULL if args.full else QUICK)["table1"])
     sizes["chains"] = args.chains or sizes["chains"]
     sizes["steps"] = args.steps or sizes["steps"]
     start = time.perf_counter()
     result = table1.run_table1(sizes["chains"], sizes["steps"], args.seed, not args.quiet)
-    result["provenance"] = _provenance(args, time.perf_counter() - start)
-    _write_json(args.out / "table1.json", result)
-    text = table1.table1_markdown(result)
-    _write(args.out / "table1.md", text)
-    print(text)
-    return result
+    elapsed = time.perf_counter() - start
+    return _finish(args, "table1", result, elapsed, table1.table1_markdown)
 
 
 def do_figure2(args: argparse.Namespace) -> dict:
@@ -108,13 +114,9 @@ def do_figure2(args: argparse.Namespace) -> dict:
     sizes = {t: (args.chains or c, args.steps or s) for t, (c, s) in sizes.items()}
     start = time.perf_counter()
     result = figure2.run_figure2(sizes, args.seed, not args.quiet)
-    result["provenance"] = _provenance(args, time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
     result["figures"] = _plot(args, lambda: plotting.plot_figure2(result, args.out))
-    _write_json(args.out / "figure2.json", result)
-    text = figure2.figure2_markdown(result)
-    _write(args.out / "figure2.md", text)
-    print(text)
-    return result
+    return _finish(args, "figure2", result, elapsed, figure2.figure2_markdown)
 
 
 def do_figure3(args: argparse.Namespace) -> dict:
@@ -124,13 +126,9 @@ def do_figure3(args: argparse.Namespace) -> dict:
     size = args.grid or sizes["size"]
     start = time.perf_counter()
     result = figure3.run_figure3(chains, steps, size, args.seed, not args.quiet)
-    result["provenance"] = _provenance(args, time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
     result["figures"] = _plot(args, lambda: plotting.plot_figure3(result, args.out))
-    _write_json(args.out / "figure3.json", result)
-    text = figure3.figure3_markdown(result)
-    _write(args.out / "figure3.md", text)
-    print(text)
-    return result
+    return _finish(args, "figure3", result, elapsed, figure3.figure3_markdown)
 
 
 def do_paper(args: argparse.Namespace) -> dict:
