@@ -13,7 +13,7 @@ inverse mass matrix, draws ``draws`` steps per chain, and reports
   (constrained scale; our MCSE = sd / sqrt(ESS)), and the parameter it belongs to;
 * ``min ESS``, and min ESS per 1000 gradient evaluations (all chains), for the
   sampling phase alone and with the warm-up's gradient evaluations counted;
-* the adapted ``ε``, the fraction of momentum flips ``F``, and the wall time
+* the adapted ``ε`` and ``M``, the fraction of momentum flips ``F``, and the wall time
   (warm-up + sampling).
 
 Tuning: ``sample(..., warmup=W)`` (dual averaging of the first-rung probability
@@ -29,6 +29,10 @@ Run::
     nice -n 10 python benchmarks/posteriordb.py --beta 0.1 --json out.json
     python benchmarks/posteriordb.py --posteriors arK-arK --kernels lahmc --draws 200
     python benchmarks/posteriordb.py --tuning pilot --warmup 300 --draws 500
+    nice -n 10 python benchmarks/posteriordb.py --trajectory-length 1.5707963
+
+``--trajectory-length T`` sets ``M = round(T / ε)`` during warm-up instead of a fixed
+``M`` (docs/posteriors.md: on arma a fixed ``M = 10`` is resonant at some adapted ``ε``).
 """
 
 from __future__ import annotations
@@ -144,11 +148,21 @@ def run(name: str, kind: str, args, seed: int, tuning: str) -> dict:
     start = time.perf_counter()
     if tuning == "warmup":
         kernel = make_kernel(kind, target, 0.1, args)
-        trace = sample(kernel, init, args.draws, rng, warmup=args.warmup, target_prob=TARGET_PROB)
+        trace = sample(
+            kernel,
+            init,
+            args.draws,
+            rng,
+            warmup=args.warmup,
+            target_prob=TARGET_PROB,
+            trajectory_length=args.trajectory_length,
+        )
         eps = trace.warmup.step_size
+        n_leapfrog = int(trace.warmup.n_leapfrog)
         warm_grads = int(np.sum(trace.warmup.grad_evals))
     else:
         eps, inv_mass, x, warm_grads = pilot_tune(target, init, args, rng)
+        n_leapfrog = args.n_leapfrog
         kernel = make_kernel(kind, target, eps, args, inverse_mass=inv_mass)
         trace = sample(kernel, x, args.draws, rng)
     wall = time.perf_counter() - start
@@ -166,6 +180,7 @@ def run(name: str, kind: str, args, seed: int, tuning: str) -> dict:
         "ess_per_1000": 1000 * cmp.min_ess / grads,
         "ess_per_1000_with_warmup": 1000 * cmp.min_ess / (grads + warm_grads),
         "step_size": float(eps),
+        "n_leapfrog": n_leapfrog,
         "flip_fraction": trace.transition_fractions()["F"],
         "non_finite": trace.non_finite,
         "grad_evals": grads,
@@ -180,7 +195,8 @@ def run(name: str, kind: str, args, seed: int, tuning: str) -> dict:
 
 HEADER = (
     f"{'posterior':<40} {'kernel':<6} {'max|z|':>6} {'(param)':<10} {'sd dev':>6} "
-    f"{'Rhat':>5} {'minESS':>7} {'ESS/1kg':>8} {'(+warm)':>8} {'eps':>7} {'F':>5} {'wall s':>7}"
+    f"{'Rhat':>5} {'minESS':>7} {'ESS/1kg':>8} {'(+warm)':>8} {'eps':>7} {'M':>3} {'F':>5} "
+    f"{'wall s':>7}"
 )
 
 
@@ -189,7 +205,8 @@ def format_row(r: dict) -> str:
         f"{r['posterior']:<40} {r['kernel']:<6} {r['max_abs_z']:6.2f} {r['worst']:<10} "
         f"{100 * r['max_sd_ratio_dev']:5.1f}% {r['max_rhat']:5.2f} {r['min_ess']:7.0f} "
         f"{r['ess_per_1000']:8.2f} "
-        f"{r['ess_per_1000_with_warmup']:8.2f} {r['step_size']:7.3g} {r['flip_fraction']:5.3f} "
+        f"{r['ess_per_1000_with_warmup']:8.2f} {r['step_size']:7.3g} {r['n_leapfrog']:3d} "
+        f"{r['flip_fraction']:5.3f} "
         f"{r['wall_time']:7.1f}"
     )
 
@@ -200,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--n-leapfrog", type=int, default=10, help="M, leapfrog steps per rung")
+    parser.add_argument(
+        "--trajectory-length",
+        type=float,
+        default=None,
+        help="T: adapt M to round(T / eps) during warm-up (sample(trajectory_length=T); "
+        "pi/2 = a quarter period in the adapted metric); default: keep --n-leapfrog",
+    )
     parser.add_argument("--beta", type=float, default=1.0, help="momentum refresh β")
     parser.add_argument("--look-ahead", type=int, default=4, help="K for LAHMC")
     parser.add_argument("--seed", type=int, default=0)
@@ -221,10 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def resolve_tuning(requested: str) -> str:
+def resolve_tuning(requested: str, trajectory_length: float | None = None) -> str:
     """``"warmup"`` or ``"pilot"``; ``"auto"`` picks warm-up when ``sample`` supports it."""
     if requested == "auto":
-        return "warmup" if warmup_supported() else "pilot"
+        requested = "warmup" if warmup_supported() else "pilot"
+    if requested == "pilot" and trajectory_length is not None:
+        raise ValueError("--trajectory-length needs warm-up tuning (sample(..., warmup=W))")
     if requested == "warmup" and not warmup_supported():
         raise ValueError("this version of sample() has no warmup= argument; use --tuning pilot")
     return requested
@@ -234,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        tuning = resolve_tuning(args.tuning)
+        tuning = resolve_tuning(args.tuning, args.trajectory_length)
     except ValueError as err:
         parser.error(str(err))
     names = args.posteriors or list(pdb.names())
@@ -250,7 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# posteriordb benchmark, {when}")
     print(
         f"# {args.chains} chains x ({args.warmup} warm-up + {args.draws} draws); "
-        f"M={args.n_leapfrog}, beta={args.beta}, LAHMC K={args.look_ahead}; seed={args.seed}; "
+        + (
+            f"M={args.n_leapfrog}"
+            if args.trajectory_length is None
+            else f"M=round(T/eps), T={args.trajectory_length:.4g}"
+        )
+        + f", beta={args.beta}, LAHMC K={args.look_ahead}; seed={args.seed}; "
         f"inits: {init_description(args)}"
     )
     print(f"# tuning: {how}")

@@ -3,7 +3,12 @@
 A checkpoint is one ``.npz`` file (loaded with ``allow_pickle=False``) holding
 
 * the arrays: draws and per-step statistics so far, the kernel state (the map's
-  state, directions, log densities, the rule's carry);
+  state, directions, log densities, the rule's carry). A run that streams its
+  draws to a file (``sample(..., draws_file=...)``) keeps them there: the
+  checkpoint holds only the last kept row of draws (a template of their
+  structure, shape and dtype, and a fingerprint checked on resume) and the
+  file's path in ``meta["draws_file"]`` (absolute, and relative to the
+  checkpoint's folder), so it never copies the draws (format version 2);
 * ``meta``: a JSON string with the format version, the kernel's description,
   the generator's bit-generator state, the run's settings (steps, thinning,
   schedule, block) and the state's structure (attrs class and field names).
@@ -33,7 +38,10 @@ import attrs
 import numpy as np
 
 FORMAT = "ladder_mcmc.checkpoint"
-VERSION = 1
+VERSION = 2
+"""Format version written. 2: ``meta["draws_file"]`` (draws kept in a file, see above)."""
+READABLE = (1, 2)
+"""Format versions read (a version-1 file has its draws in the archive)."""
 
 
 def _flatten(tree: Any, prefix: str, arrays: dict[str, np.ndarray]) -> Any:
@@ -112,10 +120,10 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
             meta = json.loads(str(data["meta"][()]))
             if meta.get("format") != FORMAT:
                 raise ValueError(f"{str(path)!r} is not a ladder_mcmc checkpoint")
-            if meta.get("version") != VERSION:
+            if meta.get("version") not in READABLE:
                 raise ValueError(
                     f"checkpoint {str(path)!r} has format version {meta.get('version')!r}; "
-                    f"this ladder_mcmc reads version {VERSION}"
+                    f"this ladder_mcmc reads versions {', '.join(map(str, READABLE))}"
                 )
             trees = {k: _unflatten(v, data) for k, v in meta["structure"].items()}
     except ValueError:

@@ -70,12 +70,36 @@ class Leapfrog(ReversibleMap):
         ``M ≥ 1``, the number of leapfrog steps per rung.
     metric : Metric
         Mass matrix; identity (the paper's choice) by default.
+
+    Notes
+    -----
+    **Extension point.** ``forward`` and ``move`` do all their integration
+    through the public method :meth:`integrate`, ``(x, v, grad) → PhaseState``:
+    a subclass that overrides ``integrate`` (and ``cost``) gets another
+    integrator with everything else — the flip, ``move``, ``log_density``,
+    ``prepare``, validation, the metric — unchanged. The override must be a
+    *symmetric* (palindromic) composition of kicks ``v ← v − bε∇E(x)`` and
+    drifts ``x ← x + aε M⁻¹v`` (or any volume-preserving map ``Φ`` with
+    ``F Φ F = Φ⁻¹``), so that the map stays a valid ladder map; see
+    :mod:`ladder_mcmc.integrators` (``Yoshida4``, ``McLachlan2``) and
+    ``docs/custom-maps.md``. Check a new one with
+    :func:`ladder_mcmc.testing.assert_map`.
     """
 
     target: Target
     step_size: float = attrs.field(validator=attrs_validator(positive_finite))
     n_steps: int = attrs.field(validator=attrs_validator(positive_int))
     metric: Metric = attrs.field(factory=Metric)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_integrate" in vars(cls):
+            # the hook was private (``_integrate``) before; an old override would
+            # now be silently ignored, so refuse it
+            raise TypeError(
+                f"{cls.__qualname__} defines _integrate: the integration hook of Leapfrog "
+                "is now the public integrate(x, v, grad) -> PhaseState; rename the method"
+            )
 
     @property
     def cost(self) -> int:  # type: ignore[override]
@@ -90,25 +114,47 @@ class Leapfrog(ReversibleMap):
         return attrs.evolve(state, v=-state.v)
 
     def forward(self, state: PhaseState) -> PhaseState:
-        return self._integrate(state.x, state.v, state.grad)
+        return self.integrate(state.x, state.v, state.grad)
 
     def move(self, state: PhaseState, direction: np.ndarray) -> PhaseState:
         """``L^d``: one batched integration with the momentum multiplied by ``d``."""
         # d = ±1 exactly, so multiplying by it is exact (no test for "all +1":
         # on the ladder the directions are mixed, and the test costs as much)
         d = np.asarray(direction)[:, None].astype(state.v.dtype)
-        out = self._integrate(state.x, d * state.v, state.grad)
+        out = self.integrate(state.x, d * state.v, state.grad)
         return PhaseState(x=out.x, v=d * out.v, energy=out.energy, grad=out.grad)
 
-    def _integrate(self, x: np.ndarray, v: np.ndarray, g: np.ndarray) -> PhaseState:
+    def integrate(self, x: np.ndarray, v: np.ndarray, grad: np.ndarray) -> PhaseState:
+        """Integrate ``n_steps`` steps forward from ``(x, v)``; the map ``L`` without the direction.
+
+        Parameters
+        ----------
+        x, v : arrays (chains, dim)
+            Positions and momenta (``v`` already multiplied by the direction ``d``
+            when called from :meth:`move`). Not modified.
+        grad : array (chains, dim)
+            ``∂E/∂x`` at ``x`` (cached in the state, so the first kick needs no
+            gradient evaluation).
+
+        Returns
+        -------
+        PhaseState
+            The end point, with ``E`` and ``∂E/∂x`` evaluated there (the one
+            ``energy_and_grad`` call of the application). Leapfrog: ``n_steps``
+            steps of kick ``ε/2``, drift ``ε``, kick ``ε/2``, with the inner
+            half kicks merged (``n_steps`` gradient evaluations in all).
+
+        Override this (and ``cost``) to change the integrator; see the class notes.
+        """
+        g = grad
         eps = float(self.step_size)
         vel = self.metric.velocity
-        grad = self.target.grad
+        grad_fn = self.target.grad
         v = v - (0.5 * eps) * g
         for i in range(self.n_steps):
             x = x + eps * vel(v)
             if i < self.n_steps - 1:
-                g = np.asarray(grad(x), dtype=float)
+                g = np.asarray(grad_fn(x), dtype=float)
                 v = v - eps * g
         e, g = _energy_and_grad(self.target, x)
         v = v - (0.5 * eps) * g

@@ -17,9 +17,12 @@ gradient at the end of a step is reused at the start of the next). Leapfrog is
   ``λ = 0.1932`` (McLachlan 1995; the value minimising the error constant,
   advocated for HMC by Blanes, Casas & Sanz-Serna 2014); 2 gradients per step.
 
-Both are :class:`~ladder_mcmc.hmc.Leapfrog` maps with another step: they reuse
+Both are :class:`~ladder_mcmc.hmc.Leapfrog` maps with another step: they override
+its public hook :meth:`~ladder_mcmc.hmc.Leapfrog.integrate` (and ``cost``) and reuse
 its :class:`~ladder_mcmc.hmc.PhaseState`, :class:`~ladder_mcmc.metrics.Metric`,
-flip, validation and ``move``, and plug into any rule and refresh.
+flip, validation and ``move``, and plug into any rule and refresh. Another
+symmetric splitting is a subclass of :class:`SymmetricSplitting` with its own
+``kicks`` and ``drifts`` (``docs/custom-maps.md``).
 """
 
 from __future__ import annotations
@@ -48,23 +51,55 @@ def _splitting(map_, kicks, drifts, x, v, g) -> PhaseState:
     return PhaseState(x=x, v=v, energy=e, grad=g)
 
 
-class _Splitting(Leapfrog):
-    """A leapfrog map whose step is the palindromic splitting ``kicks``/``drifts``."""
+class SymmetricSplitting(Leapfrog):
+    """A leapfrog map whose step is the palindromic splitting ``kicks``/``drifts``.
+
+    The base of :class:`Yoshida4` and :class:`McLachlan2`, and the way to add
+    another symmetric splitting scheme: subclass it (as a frozen attrs class)
+    with the class attributes ``kicks = (b_0, …, b_m)`` and
+    ``drifts = (a_1, …, a_m)``; one step is kick ``b_0``, drift ``a_1``, kick
+    ``b_1``, …, drift ``a_m``, kick ``b_m`` (in units of ``ε``; consistent if both
+    sum to 1). It overrides :meth:`Leapfrog.integrate` and ``cost``
+    (``n_steps × m`` gradients). Both tuples must be exact palindromes (checked
+    when the class is created): that is what makes the step reversible through
+    the momentum flip; kicks and drifts are shears, so it preserves volume.
+    See ``docs/custom-maps.md``.
+    """
 
     kicks: tuple[float, ...]
     drifts: tuple[float, ...]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        kicks, drifts = getattr(cls, "kicks", None), getattr(cls, "drifts", None)
+        if kicks is None and drifts is None:
+            return
+        kicks, drifts = tuple(kicks or ()), tuple(drifts or ())
+        if len(drifts) < 1 or len(kicks) != len(drifts) + 1:
+            raise TypeError(
+                f"{cls.__qualname__}: need m >= 1 drifts and m + 1 kicks, "
+                f"got {len(drifts)} drifts and {len(kicks)} kicks"
+            )
+        if kicks != kicks[::-1] or drifts != drifts[::-1]:
+            raise TypeError(
+                f"{cls.__qualname__}: kicks {kicks} and drifts {drifts} must be exact "
+                "palindromes, or the step is not reversible through the momentum flip"
+            )
 
     @property
     def cost(self) -> int:  # type: ignore[override]
         """Gradient evaluations per application: ``n_steps × stages``."""
         return int(self.n_steps) * len(self.drifts)
 
-    def _integrate(self, x: np.ndarray, v: np.ndarray, g: np.ndarray) -> PhaseState:
-        return _splitting(self, self.kicks, self.drifts, x, v, g)
+    def integrate(self, x: np.ndarray, v: np.ndarray, grad: np.ndarray) -> PhaseState:
+        """``n_steps`` splitting steps from ``(x, v)`` (the :meth:`Leapfrog.integrate` hook)."""
+        return _splitting(self, self.kicks, self.drifts, x, v, grad)
 
     def describe(self) -> dict:
         return {**super().describe(), "map": type(self).__name__}
 
+
+_Splitting = SymmetricSplitting  # the former private name
 
 _CBRT2 = 2.0 ** (1.0 / 3.0)
 _W1 = 1.0 / (2.0 - _CBRT2)
@@ -72,7 +107,7 @@ _W0 = -_CBRT2 * _W1
 
 
 @attrs.frozen(eq=False)
-class Yoshida4(_Splitting):
+class Yoshida4(SymmetricSplitting):
     """``n_steps`` steps of Yoshida's fourth-order composition of leapfrog (3 gradients each).
 
     One step is three leapfrog steps of sizes ``w₁ε, w₀ε, w₁ε``,
@@ -116,7 +151,7 @@ MCLACHLAN_LAMBDA = 0.1932
 
 
 @attrs.frozen(eq=False)
-class McLachlan2(_Splitting):
+class McLachlan2(SymmetricSplitting):
     """``n_steps`` steps of the two-stage splitting ``kick λ, drift ½, kick 1−2λ, drift ½, kick λ``.
 
     Second order like leapfrog but with a smaller error constant for

@@ -19,7 +19,15 @@ from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
 from ladder_mcmc.ragged import run_ragged
-from ladder_mcmc.trace import Recorder, Trace, memmap_allocator
+from ladder_mcmc.trace import (
+    RELEASE_BYTES,
+    Recorder,
+    Trace,
+    _release_rows,
+    draws_file_path,
+    grow_npy_rows,
+    memmap_allocator,
+)
 from ladder_mcmc.validation import positive_int
 
 Schedule = Literal["ragged", "synchronous"]
@@ -60,6 +68,7 @@ class _Run:
     warm: WarmupResult | None
     checkpoint: Path | None
     wall_time: float = 0.0
+    draws_file: Path | None = None  # where the draws are streamed (sample(draws_file=...))
 
 
 def _check_checkpoint_target(path: Path) -> None:
@@ -79,7 +88,29 @@ def _save(run: _Run) -> None:
     rec = run.recorder
     done = rec.completed()
     kept = done // rec.thin
-    draws = None if rec.draws is None else batch.tree_map(lambda a: a[:kept], rec.draws)
+    draws_file = None
+    if run.draws_file is None:
+        draws = None if rec.draws is None else batch.tree_map(lambda a: a[:kept], rec.draws)
+    else:
+        # the draws stay in their file: write its rows to disk first (so the file
+        # holds every row this checkpoint counts), then store only its path and
+        # the last kept row (template of the structure, shape and dtype; fingerprint)
+        draws = None
+        if rec.draws is not None:
+            for leaf in batch.leaves(rec.draws):
+                if isinstance(leaf, np.memmap):
+                    leaf.flush()
+            draws = batch.tree_map(lambda a: np.array(a[max(kept - 1, 0) : kept]), rec.draws)
+        absolute = run.draws_file.resolve()
+        try:
+            relative = os.path.relpath(absolute, run.checkpoint.resolve().parent)
+        except ValueError:  # another drive (Windows)
+            relative = None
+        draws_file = {
+            "path": str(absolute),
+            "relative": relative,
+            "leaves": 0 if rec.draws is None else len(batch.leaves(rec.draws)),
+        }
     meta = {
         "kernel": run.user_kernel,
         "schedule": run.schedule,
@@ -89,6 +120,7 @@ def _save(run: _Run) -> None:
         "completed": done,
         "generator": checkpoint.generator_state(run.rng),
         "wall_time": run.wall_time,
+        "draws_file": draws_file,
     }
     trees = {
         "ks": run.ks,
@@ -101,13 +133,22 @@ def _save(run: _Run) -> None:
     checkpoint.save(run.checkpoint, meta, trees)
 
 
-def _check_draws_file(path: str | os.PathLike, executor: Executor | None) -> Path:
-    """Refuse, before sampling, a draws file that exists or cannot be written."""
+def _check_draws_file(
+    path: str | os.PathLike, executor: Executor | None, n_leaves: int = 1
+) -> Path:
+    """Refuse, before sampling, a draws file that exists or cannot be written.
+
+    ``n_leaves``: files the draws need (``<stem>.<i>.npy`` for leaves ``i ≥ 1``).
+    """
     path = Path(path)
     if executor is not None:
         raise ValueError("draws_file cannot be combined with executor")
-    if path.exists():
-        raise ValueError(f"draws_file {str(path)!r} already exists; remove it or choose another")
+    for leaf in range(n_leaves):
+        if draws_file_path(path, leaf).exists():
+            raise ValueError(
+                f"draws_file {str(draws_file_path(path, leaf))!r} already exists; "
+                "remove it or choose another"
+            )
     if not path.parent.is_dir():
         raise ValueError(f"draws_file folder {str(path.parent)!r} does not exist")
     if not os.access(path.parent, os.W_OK):
@@ -211,7 +252,10 @@ def sample(
         ``numpy.memmap`` on it, and the pages of finished rows are released as
         the run goes, so resident memory stays bounded at any length
         (``docs/performance.md``). Per-step statistics stay in memory.
-        Draws with several leaves (attrs states) go to ``<stem>.<i>.npy``.
+        Draws with several leaves (attrs states) go to ``<stem>.<i>.npy``
+        (none of these files may exist). With ``checkpoint``, the checkpoint
+        records the file instead of copying the draws, and :func:`resume`
+        goes on writing it (``docs/sampling.md``).
     progress : bool
         Show a progress bar on stderr.
     warmup : int
@@ -230,6 +274,9 @@ def sample(
         Write the run's full state (draws so far, kernel state, generator
         state) to this ``.npz`` file every ``checkpoint_every`` steps,
         atomically; continue it with :func:`resume`. The file must not exist.
+        With ``draws_file``, the draws stay in that file (flushed to disk
+        before each checkpoint) and the checkpoint records its path instead of
+        copying them.
     checkpoint_every : int, optional
         Steps between checkpoints (default: ``n_steps // 10``). The ragged
         driver lets every chain reach each checkpoint step before going on, so
@@ -289,6 +336,8 @@ def sample(
     if checkpoint is not None:
         path = Path(checkpoint)
         _check_checkpoint_target(path)
+        if draws_file is not None and draws_file.resolve() == path.resolve():
+            raise ValueError(f"draws_file and checkpoint are the same file {str(path)!r}")
         every = checkpoint_every if checkpoint_every is not None else max(1, n_steps // 10)
         block = positive_int("checkpoint_every", every)
     elif checkpoint_every is not None:
@@ -296,6 +345,8 @@ def sample(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     user_kernel = _json_roundtrip(kernel.describe())
     ks = init if isinstance(init, LadderState) else kernel.init(init, rng)
+    if draws_file is not None:  # every leaf's file, now that the draws' structure is known
+        _check_draws_file(draws_file, None, len(batch.leaves(kernel.map.draw(ks.state))))
     warm = None
     if warmup:
         kernel, ks, warm = run_warmup(
@@ -311,8 +362,174 @@ def sample(
         )
     allocate = None if draws_file is None else memmap_allocator(draws_file)
     recorder = Recorder(n_steps, len(ks.direction), thin, allocate)
-    run = _Run(kernel, user_kernel, ks, recorder, rng, schedule, block, warm, path)
+    run = _Run(
+        kernel,
+        user_kernel,
+        ks,
+        recorder,
+        rng,
+        schedule,
+        block,
+        warm,
+        path,
+        draws_file=None if draws_file is None else draws_file.resolve(),
+    )
     return _execute(run, progress)
+
+
+def _locate_draws_file(stored: dict, ckpt: Path, to_create: bool = False) -> Path:
+    """The draws file a checkpoint names: beside it as recorded (relative path, so a
+    folder moved as a whole still works), else at the recorded absolute path.
+
+    ``to_create``: the file need not exist yet (no draw kept), only its folder.
+    """
+    candidates = []
+    if stored.get("relative") is not None:
+        candidates.append(ckpt.resolve().parent / stored["relative"])
+    candidates.append(Path(stored["path"]))
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    for candidate in candidates if to_create else []:
+        if candidate.parent.is_dir() and os.access(candidate.parent, os.W_OK):
+            return candidate
+    raise ValueError(
+        f"the draws file of checkpoint {str(ckpt)!r} is missing: looked for "
+        + " and ".join(repr(str(c)) for c in candidates)
+    )
+
+
+def _open_draws_files(
+    base: Path, template: Any, kept: int, n_kept: int, in_place: bool
+) -> list[np.memmap]:
+    """Open (read-only) and check the files holding a checkpointed run's draws.
+
+    ``template``: the checkpoint's last kept row of draws (leaves (1, chains, ...),
+    or (0, chains, ...) if none was kept). Each file must be a C-ordered ``.npy``
+    of the template's dtype and trailing shape, with at least ``kept`` rows,
+    whose row ``kept - 1`` equals the template bit for bit (else it is not this
+    run's file). ``in_place``: the resumed run will write into these files, so
+    they must be writable and not longer than ``n_kept`` rows.
+    """
+    opened = []
+    for i, want in enumerate(batch.leaves(template)):
+        path = draws_file_path(base, i)
+        if not path.is_file():
+            raise ValueError(f"draws file {str(path)!r} of the checkpoint is missing")
+        try:
+            arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as err:
+            raise ValueError(
+                f"draws file {str(path)!r} is not a readable .npy file: {err}"
+            ) from err
+        if (
+            not isinstance(arr, np.memmap)
+            or arr.dtype != want.dtype
+            or arr.shape[1:] != want.shape[1:]
+            or not arr.flags.c_contiguous
+        ):
+            raise ValueError(
+                f"draws file {str(path)!r} holds {getattr(arr, 'dtype', '?')} of shape "
+                f"{getattr(arr, 'shape', '?')}; the checkpoint's draws are {want.dtype} of "
+                f"shape (rows,) + {want.shape[1:]} (C order)"
+            )
+        if arr.shape[0] < kept:
+            raise ValueError(
+                f"draws file {str(path)!r} holds {arr.shape[0]} rows; the checkpoint has {kept}"
+            )
+        if kept and arr[kept - 1].tobytes() != want[0].tobytes():
+            raise ValueError(
+                f"draws file {str(path)!r} does not hold this run's draws (row {kept - 1} "
+                "differs from the checkpoint's copy): was it overwritten by another run?"
+            )
+        if in_place:
+            if arr.shape[0] > n_kept:
+                raise ValueError(
+                    f"draws file {str(path)!r} holds {arr.shape[0]} rows but the resumed run "
+                    f"keeps {n_kept}: it would be cut short; resume with more steps, or "
+                    "give resume(..., draws_file=NEW) to write the whole run to a new file"
+                )
+            if not os.access(path, os.W_OK):
+                raise ValueError(f"draws file {str(path)!r} is not writable")
+            grow_npy_rows(path, n_kept, dry_run=True)
+        opened.append(arr)
+    return opened
+
+
+def _copy_rows(dest: np.ndarray, src: np.ndarray, rows: int) -> None:
+    """``dest[:rows] = src[:rows]`` in slices, releasing a disk-backed ``dest``'s pages."""
+    row_bytes = max(1, dest.strides[0])
+    chunk = max(1, RELEASE_BYTES // row_bytes)
+    for lo in range(0, rows, chunk):
+        hi = min(rows, lo + chunk)
+        dest[lo:hi] = src[lo:hi]
+        if isinstance(dest, np.memmap):
+            _release_rows(dest, lo, hi)
+    if isinstance(dest, np.memmap):
+        dest.flush()
+
+
+def _restore_draws(
+    recorder: Recorder,
+    ckpt: Path,
+    meta: dict,
+    stored_draws: Any,
+    kept: int,
+    new_file: Path | None,
+) -> Path | None:
+    """Give ``recorder`` the draws so far; return the draws file the run goes on with.
+
+    * draws in the checkpoint (version 1, or a run without ``draws_file``): in
+      memory, or copied to ``new_file``;
+    * draws in a file (``meta["draws_file"]``): that file, grown in place to the
+      resumed run's length, or (``new_file``) copied to a new file, the old one
+      left untouched.
+
+    Everything is checked before any file is written or grown.
+    """
+    stored = meta.get("draws_file")
+    n_kept = recorder.n_kept
+    if stored is None:
+        if stored_draws is None:
+            if new_file is not None:
+                recorder._allocate = memmap_allocator(new_file)
+            return new_file
+        leaves = batch.leaves(stored_draws)
+        if new_file is not None:
+            _check_draws_file(new_file, None, len(leaves))
+            allocate = memmap_allocator(new_file)
+            recorder._allocate = allocate
+        else:
+            allocate = recorder._allocate
+        draws = batch.tree_map(lambda a: allocate((n_kept,) + a.shape[1:], a.dtype), stored_draws)
+        for dest, src in zip(batch.leaves(draws), leaves, strict=True):
+            _copy_rows(dest, src, kept)
+        recorder.adopt_draws(draws, released=kept)
+        return new_file
+    if stored_draws is None:
+        # no draw was kept before the checkpoint: the file is made at the first kept
+        # draw (a file already there is this run's own, from after the checkpoint)
+        base = new_file if new_file is not None else _locate_draws_file(stored, ckpt, True)
+        recorder._allocate = memmap_allocator(base)
+        return base
+    base = _locate_draws_file(stored, ckpt)
+    n_leaves = len(batch.leaves(stored_draws))
+    if int(stored.get("leaves", n_leaves)) != n_leaves:
+        raise ValueError(f"checkpoint {str(ckpt)!r} is corrupt: draws file leaves do not match")
+    sources = _open_draws_files(base, stored_draws, kept, n_kept, in_place=new_file is None)
+    if new_file is None:
+        grown = iter([grow_npy_rows(draws_file_path(base, i), n_kept) for i in range(n_leaves)])
+        recorder.adopt_draws(batch.tree_map(lambda _: next(grown), stored_draws), released=kept)
+        recorder._allocate = memmap_allocator(base)
+        return base
+    _check_draws_file(new_file, None, n_leaves)
+    allocate = memmap_allocator(new_file)
+    recorder._allocate = allocate
+    draws = batch.tree_map(lambda a: allocate((n_kept,) + a.shape[1:], a.dtype), stored_draws)
+    for dest, src in zip(batch.leaves(draws), sources, strict=True):
+        _copy_rows(dest, src, kept)
+    recorder.adopt_draws(draws, released=kept)
+    return new_file
 
 
 def resume(
@@ -320,6 +537,7 @@ def resume(
     kernel: Ladder,
     n_steps: int | None = None,
     *,
+    draws_file: str | os.PathLike | None = None,
     progress: bool = False,
 ) -> Trace:
     """Continue a checkpointed run; return the whole trace, first step included.
@@ -340,14 +558,31 @@ def resume(
         uninterrupted run with the same seed, schedule and ``checkpoint_every``
         (for ``n_steps``: one whose length is the new total, provided the
         checkpoint was at a multiple of ``checkpoint_every``).
+    draws_file : path, optional
+        Where the draws go. By default, where they were: in memory for a run
+        without a draws file, and for a run started with
+        ``sample(..., draws_file=F)`` the same file ``F`` (found beside the
+        checkpoint as recorded, else at its recorded absolute path), which
+        the resumed run continues writing, grown in place to the new length
+        (``F``'s rows so far are not rewritten; ``F`` may not be longer than
+        the resumed run, which would cut it short). Given, a new ``.npy`` file
+        (must not exist) that receives a copy of the draws so far and the
+        rest of the run; ``F`` is then left untouched. Either way
+        ``trace.states`` is a memory map of the file holding every draw, and
+        the checkpoint records that file from then on.
     progress : bool
         Progress bar on stderr.
 
     Raises
     ------
     ValueError
-        If the file is missing, corrupt, of another format version, or from
-        another kernel.
+        If the checkpoint is missing, corrupt, of another format version, or
+        from another kernel; if the run's draws file is missing, not a
+        ``.npy`` of the checkpoint's dtype and shape, holds fewer rows than
+        the checkpoint counts or rows that are not this run's (its last
+        checkpointed row is compared bit for bit), is not writable or longer
+        than the resumed run; or if ``draws_file`` already exists. Nothing is
+        written before these checks pass.
     """
     path = Path(path)
     meta, trees = checkpoint.load(path)
@@ -378,20 +613,19 @@ def resume(
     total = int(meta["n_steps"]) if n_steps is None else done + positive_int("n_steps", n_steps)
     ks: LadderState = trees["ks"]
     n_chains = len(ks.direction)
+    new_file = None
+    if draws_file is not None:  # a new file for every leaf of the draws
+        n_leaves = len(batch.leaves(kernel.map.draw(ks.state)))
+        new_file = _check_draws_file(draws_file, None, n_leaves).resolve()
+        if new_file == path.resolve():
+            raise ValueError(f"draws_file and checkpoint are the same file {str(path)!r}")
     recorder = Recorder(total, n_chains, int(meta["thin"]))
     recorder.rungs[:done] = trees["rungs"]
     recorder.n_moves[:done] = trees["n_moves"]
     recorder.non_finite[:done] = trees["non_finite"]
     recorder.steps_done[:] = done
-    if trees["draws"] is not None:
-        kept = done // recorder.thin
-
-        def grow(old: np.ndarray) -> np.ndarray:
-            new = np.empty((recorder.n_kept,) + old.shape[1:], dtype=old.dtype)
-            new[:kept] = old
-            return new
-
-        recorder.draws = batch.tree_map(grow, trees["draws"])
+    kept = done // recorder.thin
+    streamed_to = _restore_draws(recorder, path, meta, trees["draws"], kept, new_file)
     run = _Run(
         kernel,
         meta["kernel"],
@@ -403,5 +637,6 @@ def resume(
         warm,
         path,
         float(meta["wall_time"]),
+        draws_file=streamed_to,
     )
     return _execute(run, progress)

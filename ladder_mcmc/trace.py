@@ -43,11 +43,87 @@ def memmap_allocator(path: str | os.PathLike) -> Callable[[tuple, np.dtype], np.
 
     def allocate(shape: tuple, dtype: np.dtype) -> np.ndarray:
         nonlocal count
-        target = path if count == 0 else path.with_name(f"{path.stem}.{count}{path.suffix}")
+        target = draws_file_path(path, count)
         count += 1
         return np.lib.format.open_memmap(target, mode="w+", dtype=dtype, shape=shape)
 
     return allocate
+
+
+def draws_file_path(path: str | os.PathLike, leaf: int) -> Path:
+    """The file of leaf ``leaf`` of the draws streamed to ``path``: ``path`` itself for
+    leaf 0, ``<stem>.<leaf><suffix>`` beside it for the others (:func:`memmap_allocator`)."""
+    path = Path(path)
+    return path if leaf == 0 else path.with_name(f"{path.stem}.{leaf}{path.suffix}")
+
+
+def _npy_layout(path: Path) -> tuple[int, int, tuple, np.dtype, bool]:
+    """``(prefix, offset, shape, dtype, fortran_order)`` of a ``.npy`` file's header:
+    ``prefix`` = bytes before the header text, ``offset`` = bytes before the data."""
+    fmt = np.lib.format
+    with open(path, "rb") as fh:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fh)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fh)
+        else:  # pragma: no cover - read_magic accepts only these today
+            raise ValueError(f"unsupported .npy version {version}")
+        offset = fh.tell()
+    prefix = fmt.MAGIC_LEN + (2 if version == (1, 0) else 4)
+    return prefix, offset, tuple(shape), dtype, bool(fortran)
+
+
+def grow_npy_rows(path: str | os.PathLike, rows: int, *, dry_run: bool = False) -> np.memmap | None:
+    """Grow the leading axis of the C-ordered ``.npy`` file ``path`` to ``rows``, in place.
+
+    The file is extended (its old bytes untouched, the new rows zero) and its
+    header rewritten with the new shape, padded to its old length, so the data
+    stay where they were: memory maps of the old rows stay valid. numpy writes
+    headers with room for a leading axis of 21 digits (``GROWTH_AXIS_MAX_DIGITS``),
+    so this always fits for files numpy ≥ 1.23 wrote. The file is extended
+    before the header changes: a crash in between leaves a readable file with
+    the old shape. Returns the file opened ``r+`` as a memory map (None with
+    ``dry_run``, which only checks that the growth is possible).
+
+    Raises
+    ------
+    ValueError
+        If the file is Fortran-ordered, already longer than ``rows``, or its
+        header has no room for the new shape.
+    """
+    path = Path(path)
+    prefix, offset, shape, dtype, fortran = _npy_layout(path)
+    if fortran:
+        raise ValueError(f"draws file {str(path)!r} is Fortran-ordered; cannot grow it")
+    if not shape or shape[0] > rows:
+        raise ValueError(
+            f"draws file {str(path)!r} has shape {shape}; cannot grow it to {rows} rows"
+        )
+    header = {
+        "descr": np.lib.format.dtype_to_descr(dtype),
+        "fortran_order": False,
+        "shape": (rows,) + shape[1:],
+    }
+    text = repr(header).encode("latin1")
+    room = offset - prefix
+    if len(text) + 1 > room:
+        raise ValueError(
+            f"the header of draws file {str(path)!r} has no room for shape {header['shape']}"
+        )
+    if dry_run:
+        return None
+    if shape[0] == rows:
+        return np.lib.format.open_memmap(path, mode="r+")
+    size = offset + rows * int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+    if os.path.getsize(path) < size:
+        os.truncate(path, size)
+    with open(path, "r+b") as fh:
+        fh.seek(prefix)
+        fh.write(text + b" " * (room - len(text) - 1) + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return np.lib.format.open_memmap(path, mode="r+")
 
 
 def _release_rows(store: np.memmap, row_lo: int, row_hi: int) -> None:
@@ -136,22 +212,40 @@ class Recorder:
     def _store(self, draw: Any) -> Any:
         """The draw arrays, allocated (by ``allocate``) on the first kept draw."""
         if self.draws is None:
-            self.draws = batch.tree_map(
-                lambda leaf: self._allocate(
-                    (self.n_kept, self.n_chains) + np.shape(leaf)[1:], np.asarray(leaf).dtype
-                ),
-                draw,
+            self.adopt_draws(
+                batch.tree_map(
+                    lambda leaf: self._allocate(
+                        (self.n_kept, self.n_chains) + np.shape(leaf)[1:], np.asarray(leaf).dtype
+                    ),
+                    draw,
+                )
             )
-            d = self.draws
-            if isinstance(d, np.ndarray) and d.flags.c_contiguous:
-                # (n_kept * chains, ...) view: one flat index per write
-                self._flat_draws = d.reshape((-1,) + d.shape[2:])
-            mapped = [leaf for leaf in batch.leaves(d) if isinstance(leaf, np.memmap)]
-            if mapped:
-                self._mapped = mapped
-                row_bytes = sum(leaf.strides[0] for leaf in mapped)
-                self._release_every = max(1, RELEASE_BYTES // max(row_bytes, 1))
         return self.draws
+
+    def adopt_draws(self, draws: Any, released: int = 0) -> None:
+        """Hold the draws in ``draws`` (leaves shaped (n_kept, n_chains, ...)).
+
+        Used for arrays allocated by ``allocate`` and, on resume, for the draws
+        so far (in memory, or a draws file reopened). ``released``: rows of the
+        disk-backed leaves whose pages are known not to be resident (not dirty).
+        """
+        for leaf in batch.leaves(draws):
+            if np.shape(leaf)[:2] != (self.n_kept, self.n_chains):
+                raise ValueError(
+                    f"draws of shape {np.shape(leaf)} do not fit {self.n_kept} kept rows "
+                    f"of {self.n_chains} chains"
+                )
+        self.draws = draws
+        self._flat_draws = None
+        if isinstance(draws, np.ndarray) and draws.flags.c_contiguous:
+            # (n_kept * chains, ...) view: one flat index per write
+            self._flat_draws = draws.reshape((-1,) + draws.shape[2:])
+        mapped = [leaf for leaf in batch.leaves(draws) if isinstance(leaf, np.memmap)]
+        self._mapped = mapped
+        if mapped:
+            row_bytes = sum(leaf.strides[0] for leaf in mapped)
+            self._release_every = max(1, RELEASE_BYTES // max(row_bytes, 1))
+        self._released = released
 
     def _release(self, done: int) -> None:
         """Hand back to the OS the pages of disk-backed rows every chain has passed."""
@@ -170,7 +264,7 @@ class Recorder:
         flat = rows * self.n_chains + chains
         store = self._store(draw)
         if type(draw) is np.ndarray and self._flat_draws is not None:
-            self._flat_draws[flat] = draw  # the common case, without tree_map
+            _scatter_rows(self._flat_draws, flat, draw)  # the common case, without tree_map
             return
 
         def write(store: np.ndarray, leaf: np.ndarray) -> np.ndarray:
@@ -406,3 +500,19 @@ class Trace:
     def non_finite(self) -> int:
         """Total rungs whose density was not finite (counted as density zero)."""
         return int(self.non_finite_rungs.sum())
+
+
+def _scatter_rows(store: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
+    """``store[index] = values`` for rows of a C-contiguous ``store`` (rows, ...).
+
+    Each row is viewed as one opaque record, so numpy copies whole rows in a
+    1-d fancy assignment (for 2-d draws about ten times faster than the
+    row-by-row subspace copy of a 2-d fancy index; same bytes).
+    """
+    if store.ndim == 2 and values.ndim == 2 and values.dtype == store.dtype:
+        values = np.ascontiguousarray(values)
+        record = np.dtype((np.void, store.dtype.itemsize * store.shape[1]))
+        if store.flags.c_contiguous and values.shape[1] == store.shape[1]:
+            store.view(record)[:, 0][index] = values.view(record)[:, 0]
+            return
+    store[index] = values

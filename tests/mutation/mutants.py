@@ -52,7 +52,7 @@ class NoFlipRule(LookAheadRule):
 class NoFinalHalfKickLeapfrog(Leapfrog):
     """Leapfrog whose last half momentum kick is missing."""
 
-    def _integrate(self, x, v, g):
+    def integrate(self, x, v, g):
         eps = float(self.step_size)
         v = v - (0.5 * eps) * g
         for i in range(self.n_steps):

@@ -42,7 +42,7 @@ def test_topologies_doc_rule_passes_the_exact_checks(topologies):
 
 
 def test_custom_maps_doc_runs(topologies):
-    assert len(blocks("custom-maps.md")) == 2
+    assert len(blocks("custom-maps.md")) == 3  # ThreeStage splitting, FreeFlight, its use
     ns = run_blocks("custom-maps.md", dict(topologies))  # assert_map, invariance, sample
     assert ns["trace"].positions.shape == (100, 10, 2)
 
