@@ -19,9 +19,9 @@ were chosen, and the grids (``--grid``), are in ``docs/against-nuts.md``. ``--ru
 replaces the fixed ``M`` by the rule of that document: after warm-up,
 ``M = max(1, round((π/2) / ε))`` — a quarter period of a unit Gaussian per rung in
 the adapted metric (warm-up itself runs with the fixed ``M``). ``--power`` adds
-EXPERIMENTAL rows with a heavier-tailed kinetic energy ``K(v) = Σ|w|^a/a``
-(:class:`PowerKinetic`, full refresh; see :data:`POWER`), defined here and not in the
-package.
+rows with a heavier-tailed kinetic energy ``K(v) = Σ|w|^a/a``
+(:class:`ladder_mcmc.kinetic.PowerKinetic`) and its exact partial momentum refresh
+(:class:`ladder_mcmc.kinetic.NormalizedMomentumRefresh`); see :data:`POWER`.
 
 Run::
 
@@ -54,11 +54,12 @@ from ladder_mcmc import lahmc, sample
 from ladder_mcmc.adaptation import warmup as run_warmup
 from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hmc import Leapfrog
+from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.refresh import Refresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.summary import rank_normalize
 from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.tempered import TemperedLeapfrog
 
 #: NUTS (NumPyro 0.22 / BlackJAX 1.7), quoted from issue 6: min bulk ESS per 1000
 #: gradients, (sampling phase, warm-up counted).
@@ -110,61 +111,17 @@ GRIDS = {
 }
 
 
-@attrs.frozen(eq=False)
-class PowerKinetic:
-    """EXPERIMENTAL: kinetic energy ``K(v) = Σ_i |w_i|^a / a``, ``w_i = v_i √m_i``.
-
-    A drop-in for :class:`ladder_mcmc.metrics.Metric` in :class:`Leapfrog` (same
-    ``velocity``/``kinetic``/``sample_momentum``; ``m`` = the diagonal inverse mass).
-    ``a = 2`` is the Gaussian momentum; ``a < 2`` has heavier tails, so a coordinate
-    spends more time with a kinetic energy above a barrier (rough well). The leapfrog
-    stays volume preserving (its three sub-steps are shears) and reversible
-    (``velocity`` is odd), so the ladder is valid for any ``a``; ``|w|^a/a`` is
-    Gamma(1/a, 1) distributed, which is how momenta are drawn. A partial refresh
-    ``√(1-β) v + √β n`` is NOT invariant for ``a ≠ 2``: use :class:`FullRefresh`.
-    """
-
-    a: float
-    inverse_mass: np.ndarray
-
-    @property
-    def dim(self) -> int:
-        return int(self.inverse_mass.shape[0])
-
-    def velocity(self, v: np.ndarray) -> np.ndarray:
-        s = np.sqrt(self.inverse_mass)
-        w = v * s
-        return s * np.sign(w) * np.abs(w) ** (self.a - 1.0)
-
-    def kinetic(self, v: np.ndarray) -> np.ndarray:
-        w = v * np.sqrt(self.inverse_mass)
-        return (np.abs(w) ** self.a).sum(axis=1) / self.a
-
-    def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-        g = rng.gamma(1.0 / self.a, 1.0, size=shape)
-        sign = np.where(rng.random(shape) < 0.5, 1.0, -1.0)
-        return sign * (self.a * g) ** (1.0 / self.a) / np.sqrt(self.inverse_mass)
-
-    def describe(self) -> dict:
-        return {"metric": f"power-{self.a:g} diagonal"}
-
-
-@attrs.frozen
-class FullRefresh(Refresh):
-    """EXPERIMENTAL: a fresh momentum from ``kinetic.sample_momentum`` every step (β = 1)."""
-
-    kinetic: PowerKinetic
-
-    def __call__(self, state, direction, rng):
-        v = self.kinetic.sample_momentum(rng, state.v.shape)
-        return attrs.evolve(state, v=direction[:, None].astype(float) * v), direction
-
-
-#: EXPERIMENTAL rows (``--power``): warm-up in two stages — ``POWER_STAGE1`` steps of
-#: the target's CHOSEN Gaussian-momentum kernel (step size and diagonal mass, Stan
-#: windows), then the rest of the 1000 with the power kinetic (step size only) —
-#: then sampling with ``K(v) = Σ|w|^a/a``, full refresh, ``M`` and ``K`` below.
-POWER = {"a": 1.5, "n_leapfrog": 100, "target_prob": 0.8}
+#: ``--power`` rows: warm-up in two stages — ``POWER_STAGE1`` steps of the target's
+#: CHOSEN Gaussian-momentum kernel (step size and diagonal mass, Stan windows), then
+#: the rest of the 1000 with the power kinetic (step size only; the package's warm-up
+#: would replace a non-Gaussian metric by a Gaussian one when it adapts the mass) —
+#: then sampling with ``K(v) = Σ|w|^a/a`` (:class:`ladder_mcmc.kinetic.PowerKinetic`),
+#: the exact partial refresh :class:`ladder_mcmc.kinetic.NormalizedMomentumRefresh`
+#: with ``β`` below, ``M`` and ``K`` as given. ``heat > 1`` uses
+#: :class:`ladder_mcmc.tempered.TemperedLeapfrog` instead of the leapfrog.
+#: The first version of this page used a = 1.5, β = 1, M = 100 (``--power-a 1.5
+#: --power-beta 1 --power-n-leapfrog 100``, bit-identical to its rows).
+POWER = {"a": 1.25, "beta": 0.2, "n_leapfrog": 30, "target_prob": 0.8, "heat": 1.0}
 POWER_STAGE1 = 0.75
 
 
@@ -178,8 +135,12 @@ def run_power(
     n_draws: int = 2000,
     a: float = POWER["a"],
     n_leapfrog: int = POWER["n_leapfrog"],
+    beta: float = POWER["beta"],
+    heat: float = POWER["heat"],
+    keep_trace: bool = False,
 ) -> dict:
-    """One run of the experimental power-kinetic LAHMC (see :data:`POWER`)."""
+    """One run of the power-kinetic LAHMC (see :data:`POWER`); ``keep_trace`` adds the
+    :class:`~ladder_mcmc.trace.Trace` under ``"trace"`` (for tests)."""
     target = TARGETS[target_name]()
     s = CHOSEN[target_name]
     rng = np.random.default_rng(seed)
@@ -190,11 +151,11 @@ def run_power(
     gauss, ks, warm1 = run_warmup(gauss, gauss.init(init, rng), n1, rng, target_prob=s.target_prob)
     inverse_mass = np.asarray(gauss.map.metric.inverse_mass, dtype=float)
     kin = PowerKinetic(a, inverse_mass)
-    kernel = Ladder(
-        Leapfrog(target, warm1.step_size, n_leapfrog, kin),
-        LookAheadRule(look_ahead),
-        FullRefresh(kin),
-    )
+    if heat == 1:
+        leapfrog = Leapfrog(target, warm1.step_size, n_leapfrog, kin)
+    else:
+        leapfrog = TemperedLeapfrog(target, warm1.step_size, n_leapfrog, kin, heat=heat)
+    kernel = Ladder(leapfrog, LookAheadRule(look_ahead), NormalizedMomentumRefresh(beta, kin))
     ks = kernel.init(ks.state.x, rng)
     kernel, ks, warm2 = run_warmup(
         kernel, ks, n_warmup - n1, rng, target_prob=POWER["target_prob"], adapt_mass=False
@@ -204,11 +165,12 @@ def run_power(
     ess = min_bulk_ess(trace.positions)
     grads = float(trace.grad_evals.sum())
     warm_grads = float(np.sum(warm1.grad_evals) + np.sum(warm2.grad_evals))
-    return {
+    record = {
         "target": target_name,
         "setting": {
             "kinetic_power": a,
-            "beta": 1.0,
+            "beta": beta,
+            "heat": heat,
             "n_leapfrog": n_leapfrog,
             "look_ahead": look_ahead,
             "target_prob": POWER["target_prob"],
@@ -225,6 +187,9 @@ def run_power(
         "wall": wall,
         "variance": trace.positions.reshape(-1, target.dim).var(axis=0).tolist(),
     }
+    if keep_trace:
+        record["trace"] = trace
+    return record
 
 
 def min_bulk_ess(x: np.ndarray) -> float:
@@ -326,11 +291,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--power",
         action="store_true",
-        help="EXPERIMENTAL: add rows with the |v|^1.5 kinetic energy (full refresh)",
+        help="add rows with the kinetic energy Σ|w|^a/a (ladder_mcmc.kinetic; see POWER)",
     )
     ap.add_argument("--power-a", type=float, default=POWER["a"], help="exponent a of --power")
     ap.add_argument(
         "--power-n-leapfrog", type=int, default=POWER["n_leapfrog"], help="M of --power"
+    )
+    ap.add_argument("--power-beta", type=float, default=POWER["beta"], help="β of --power")
+    ap.add_argument(
+        "--power-heat", type=float, default=POWER["heat"], help="tempering heat of --power"
     )
     ap.add_argument("--json", type=Path, help="write every run's record here")
     args = ap.parse_args(argv)
@@ -356,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_hmc and s.look_ahead > 1:
                 jobs.append((name, "HMC K=1", attrs.evolve(s, look_ahead=1)))
             if args.power:
-                jobs.append((name, "LAHMC pow", 4))
+                jobs.append((name, "LAHMC pow", args.look_ahead or 4))
                 if not args.no_hmc:
                     jobs.append((name, "HMC pow", 1))
 
@@ -375,12 +344,15 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     for name, kname, s in jobs:
         common = {"chains": args.chains, "n_warmup": n_warmup, "n_draws": n_draws}
-        if isinstance(s, int):  # experimental power-kinetic rows: s = K
-            pa, pm = args.power_a, args.power_n_leapfrog
+        if isinstance(s, int):  # power-kinetic rows: s = K
+            pa, pm, pb, ph = args.power_a, args.power_n_leapfrog, args.power_beta, args.power_heat
             rows = [
-                run_power(name, s, seed, a=pa, n_leapfrog=pm, **common) for seed in range(n_seeds)
+                run_power(name, s, seed, a=pa, n_leapfrog=pm, beta=pb, heat=ph, **common)
+                for seed in range(n_seeds)
             ]
-            label = f"a={pa:g} β=1 M={pm} K={s} p={POWER['target_prob']:g}"
+            label = f"a={pa:g} β={pb:g} M={pm} K={s} p={POWER['target_prob']:g}"
+            if ph != 1:
+                label += f" heat={ph:g}"
         else:
             rows = [run_one(name, s, seed, rule=args.rule, **common) for seed in range(n_seeds)]
             label = s.label()

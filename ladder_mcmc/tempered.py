@@ -1,0 +1,102 @@
+"""Tempered leapfrog trajectories (Neal 1996; 2011, section 5.7) as a ladder map.
+
+One application of :class:`TemperedLeapfrog` is ``M`` leapfrog steps in which the
+momentum is multiplied by ``√α`` before each step of the first half and divided by
+``√α`` after each step of the second half (the middle step of an odd ``M`` is left
+alone). In the middle of the rung the momentum is ``heat^{1/2}`` times larger than
+the dynamics alone would make it (a Gaussian kinetic energy ``heat`` times larger):
+the trajectory is "heated" — it can cross energy barriers that it could not at the
+target's temperature — and then cools down again.
+
+Why it is a valid ladder map:
+
+* **volume**: multiplying ``v`` by ``√α`` scales volume by ``α^{dim/2}``; the first
+  half does that ``⌊M/2⌋`` times and the second half undoes it as many times, and the
+  leapfrog steps are volume preserving, so the whole rung preserves volume (the
+  rung, not each step — only whole rungs are ever used);
+* **reversibility**: the rung is the palindrome ``S ∘ LF … S ∘ LF ∘ LF ∘ U … LF ∘ U``
+  (``U`` = times ``√α``, ``S = U⁻¹``, ``LF`` a leapfrog step with ``F LF F = LF⁻¹``),
+  whose inverse ``U⁻¹ LF⁻¹ … = S ∘ F LF F …`` is ``F L F``;
+
+and the ladder's acceptance uses the untempered ``-E(x) - K(v)`` at the rung's ends.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.validation import positive_finite
+
+
+def _check_heat(_inst, attr, value) -> None:
+    positive_finite(attr.name, value)
+    if value < 1:
+        raise ValueError(f"heat must be >= 1 (1 = plain leapfrog), got {value!r}")
+
+
+@attrs.frozen(eq=False)
+class TemperedLeapfrog(Leapfrog):
+    """``M`` leapfrog steps with the momentum heated by ``heat^{1/2}`` towards the middle.
+
+    Parameters
+    ----------
+    target, step_size, n_steps, metric
+        As :class:`~ladder_mcmc.hmc.Leapfrog` (``metric`` may be any metric-like
+        object, e.g. :class:`~ladder_mcmc.kinetic.PowerKinetic`).
+    heat : float ≥ 1
+        Factor by which the momentum's square is multiplied at the middle of the
+        rung: ``√α = heat^{1/(2⌊M/2⌋)}`` per step. ``1`` is plain leapfrog.
+
+    Raises
+    ------
+    ValueError
+        If ``heat`` is not a finite number ``≥ 1`` (or the leapfrog parameters are bad).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import LookAhead, MomentumRefresh, sample
+    >>> from ladder_mcmc.targets import RoughWell
+    >>> from ladder_mcmc.testing import assert_map
+    >>> target = RoughWell()
+    >>> tempered = TemperedLeapfrog(target, step_size=0.3, n_steps=20, heat=4.0)
+    >>> rng = np.random.default_rng(0)
+    >>> assert_map(tempered, tempered.prepare(rng.normal(0, 50, (5, 2)), rng)).ok
+    True
+    >>> kernel = LookAhead(tempered, max_rungs=4, refresh=MomentumRefresh(1.0))
+    >>> sample(kernel, np.zeros((4, 2)), 50, seed=1).positions.shape
+    (50, 4, 2)
+    """
+
+    heat: float = attrs.field(default=1.0, validator=_check_heat)
+
+    def integrate(self, x: np.ndarray, v: np.ndarray, grad: np.ndarray) -> PhaseState:
+        """The tempered rung from ``(x, v)`` (``v`` already times the direction)."""
+        eps = float(self.step_size)
+        vel = self.metric.velocity
+        grad_fn = self.target.grad
+        m = int(self.n_steps)
+        half = m // 2
+        up = math.pow(float(self.heat), 0.5 / half) if half else 1.0
+        g = grad
+        e = None
+        for i in range(m):
+            if i < half:
+                v = v * up
+            v = v - (0.5 * eps) * g
+            x = x + eps * vel(v)
+            if i == m - 1:
+                e, g = _energy_and_grad(self.target, x)
+            else:
+                g = np.asarray(grad_fn(x), dtype=float)
+            v = v - (0.5 * eps) * g
+            if i >= m - half:
+                v = v / up
+        return PhaseState(x=x, v=v, energy=e, grad=g)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "map": "TemperedLeapfrog", "heat": float(self.heat)}
