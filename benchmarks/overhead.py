@@ -9,7 +9,10 @@ per chain-gradient (seconds / (chains × gradient evaluations per chain)) of
   refresh; nothing else), calling the *same target objects* the library calls;
 * ``hmc`` and ``lahmc`` (K = 4) from ``ladder_mcmc``, each under both schedules
   (``ragged``, the default, and ``synchronous``), timed around the whole
-  ``sample`` call (trace included),
+  ``sample`` call (trace included). ``ragged`` runs these kernels on the
+  specialised driver (``ladder_mcmc.ragged_leapfrog``); ``ragged generic``
+  forces the generic driver every other kernel (a user's own map, rule or
+  refresh) runs on — the same draws, bit for bit,
 
 and prints each one divided by ``bare``. The methods are measured in alternating
 rounds (the order rotates every round) and the best of the rounds is kept, so
@@ -17,7 +20,7 @@ that load from other processes on a shared machine hits every method alike.
 
 Run::
 
-    python benchmarks/overhead.py            # about a minute
+    python benchmarks/overhead.py            # a few minutes
     python benchmarks/overhead.py --rounds 5 --seconds 0.5
 
 Targets (issues 2 and 7): hmc ≤ 1.2× on every target; ragged lahmc ≤ 1.3× on
@@ -27,6 +30,7 @@ all three; the synchronous lahmc floors are about 2.7× (2-d) and 1.9× (rough w
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -40,7 +44,7 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     import ladder_mcmc
-from ladder_mcmc import hmc, lahmc, sample
+from ladder_mcmc import hmc, lahmc, ragged_leapfrog, sample
 from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
 
 CHAINS, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD = 100, 1.0, 10, 0.1, 4
@@ -97,7 +101,21 @@ def _time_bare(target, x0, n_steps, seed, n_leapfrog=N_LEAPFROG):
     return _per_grad(start, n_steps * n_leapfrog * len(x0))
 
 
+@contextlib.contextmanager
+def _generic_driver():
+    """Run the generic ragged driver even where the specialised one applies."""
+    applies_to = ragged_leapfrog.applies_to
+    ragged_leapfrog.applies_to = lambda kernel: False
+    try:
+        yield
+    finally:
+        ragged_leapfrog.applies_to = applies_to
+
+
 def _time_library(kernel, schedule, x0, n_steps, seed):
+    if schedule == "ragged generic":
+        with _generic_driver():
+            return _time_library(kernel, "ragged", x0, n_steps, seed)
     start = _clock()
     trace = sample(kernel, x0, n_steps, seed=seed, schedule=schedule)
     # the sum is taken after the clock stops but is part of the trace's meaning
@@ -154,7 +172,7 @@ def run(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = No
     )
     print()
     header = (
-        f"{'target':15s} {'method':18s} {'wall ns':>8s} {'÷ bare':>7s} {'cpu ns':>8s} "
+        f"{'target':15s} {'method':20s} {'wall ns':>8s} {'÷ bare':>7s} {'cpu ns':>8s} "
         f"{'÷ bare':>7s} {'median paired (wall)':>21s}"
     )
     print(header)
@@ -165,8 +183,13 @@ def run(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = No
         methods = {
             "bare": None,
             "hmc ragged": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "ragged"),
+            "hmc ragged generic": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "ragged generic"),
             "hmc synchronous": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "synchronous"),
             "lahmc ragged": (lahmc(target, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD), "ragged"),
+            "lahmc ragged generic": (
+                lahmc(target, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD),
+                "ragged generic",
+            ),
             "lahmc synchronous": (
                 lahmc(target, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD),
                 "synchronous",
@@ -194,7 +217,7 @@ def run(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = No
                 np.median([t[0] / b[0] for t, b in zip(times[m], times["bare"], strict=True)])
             )
             print(
-                f"{name:15s} {m:18s} {wall * 1e9:8.1f} {wall / bare_wall:7.2f} "
+                f"{name:15s} {m:20s} {wall * 1e9:8.1f} {wall / bare_wall:7.2f} "
                 f"{cpu * 1e9:8.1f} {cpu / bare_cpu:7.2f} {paired:21.2f}"
             )
             summary.append((name, m, wall / bare_wall, cpu / bare_cpu))
@@ -202,10 +225,10 @@ def run(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = No
     print()
     print("ratios to bare (best wall ÷ best wall | best cpu ÷ best cpu):")
     cols = [n for n, _ in targets]
-    print(f"{'method':18s} " + " ".join(f"{c:>16s}" for c in cols))
+    print(f"{'method':20s} " + " ".join(f"{c:>16s}" for c in cols))
     for m in [m for m in names if m != "bare"]:
         row = [(w, c) for (t, mm, w, c) in summary if mm == m]
-        print(f"{m:18s} " + " ".join(f"{w:7.2f} | {c:6.2f}" for w, c in row))
+        print(f"{m:20s} " + " ".join(f"{w:7.2f} | {c:6.2f}" for w, c in row))
 
 
 def fixed_costs(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = None):
@@ -225,7 +248,7 @@ def fixed_costs(rounds: int, seconds: float, seed: int = 0, which: list[str] | N
         f"from M = 1 and M = 10, best of {rounds} alternating rounds"
     )
     header = (
-        f"{'target':15s} {'method':18s} {'t(M=1)':>8s} {'t(M=10)':>8s} "
+        f"{'target':15s} {'method':20s} {'t(M=1)':>8s} {'t(M=10)':>8s} "
         f"{'a fixed':>8s} {'b per step':>10s} {'a ÷ a_bare':>10s}"
     )
     print(header)
@@ -254,7 +277,7 @@ def fixed_costs(rounds: int, seconds: float, seed: int = 0, which: list[str] | N
         for m in names:
             t1, t10 = best[m, 1], best[m, 10]
             a, b = (10 * t1 - t10) / 9, (t10 - t1) / 9
-            print(f"{name:15s} {m:18s} {t1:8.1f} {t10:8.1f} {a:8.1f} {b:10.2f} {a / a_bare:10.2f}")
+            print(f"{name:15s} {m:20s} {t1:8.1f} {t10:8.1f} {a:8.1f} {b:10.2f} {a / a_bare:10.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ladder_mcmc import batch
+from ladder_mcmc import batch, ragged_leapfrog
 from ladder_mcmc.ladder import Ladder, LadderState, base_for, quiet_log_density_of
 from ladder_mcmc.rules import FLIP
 from ladder_mcmc.trace import Recorder
@@ -50,6 +50,8 @@ def run_ragged(
     rng: np.random.Generator,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
+    *,
+    specialised: bool = True,
 ) -> LadderState:
     """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain.
 
@@ -59,12 +61,17 @@ def run_ragged(
     step. On
     ``KeyboardInterrupt`` the recorder keeps every step completed so far and
     the exception propagates (``sample`` turns it into a partial trace).
+
+    Leapfrog look-ahead kernels (``lahmc``, ``hmc``) are run by
+    :mod:`ladder_mcmc.ragged_leapfrog`, the same algorithm on plain arrays,
+    draw for draw; ``specialised=False`` forces the generic loop (for tests).
     """
+    run = ragged_leapfrog.run if specialised and ragged_leapfrog.applies_to(kernel) else _run
     try:
         # one errstate for the whole run (entering one costs microseconds): a
         # rung may overflow or be NaN, and that is handled as density zero
         with np.errstate(all="ignore"):
-            return _run(kernel, ks, recorder, rng, on_progress, until)
+            return run(kernel, ks, recorder, rng, on_progress, until)
     finally:
         recorder.flush()
 

@@ -34,23 +34,21 @@ class Target(Protocol):
 class FunctionTarget:
     """Wrap plain functions as a target.
 
-        Parameters
-        ----------
-        energy : callable
-            ``x (chains, dim) -> (chains,)``, the negative log density up to a constant.
-        grad : callable
-            ``x (chains, dim) -> (chains, dim)``, its gradient.
-        dim : int, optional
-            The dimension, if known (used to validate initial positions).
+    Parameters
+    ----------
+    energy : callable
+        ``x (chains, dim) -> (chains,)``, the negative log density up to a constant.
+    grad : callable
+        ``x (chains, dim) -> (chains, dim)``, its gradient.
+    dim : int, optional
+        The dimension, if known (used to validate initial positions).
 
-        Examples
-        --------
-        >>> import numpy as np
-
-    from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
-        >>> t = FunctionTarget(lambda x: 0.5 * (x**2).sum(1), lambda x: x, dim=3)
-        >>> t.energy(np.ones((2, 3)))
-        array([1.5, 1.5])
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = FunctionTarget(lambda x: 0.5 * (x**2).sum(1), lambda x: x, dim=3)
+    >>> t.energy(np.ones((2, 3)))
+    array([1.5, 1.5])
     """
 
     energy: Callable[[np.ndarray], np.ndarray]

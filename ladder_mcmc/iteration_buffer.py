@@ -1,0 +1,111 @@
+"""A window of ragged-driver iterations, handed to the trace's recorder at once.
+
+In the ragged driver a chain finishes a step on some iterations and not on
+others, so each iteration's draws belong to different steps of different
+chains. Scattering them into the trace one iteration at a time costs a fancy
+index per iteration; buffering them as Python lists costs a concatenation of
+many small arrays per flush. This buffer instead keeps the last ``capacity``
+iterations as rows of preallocated ``(capacity, chains, ...)`` arrays — one
+row copy per quantity per iteration — and hands the finished steps to
+:meth:`Recorder.record` in one call per window.
+
+A row holds, for every chain in the batch: whether it finished a step on that
+iteration (``done``), the iteration its step started on, whether its rule
+stopped (a rung taken) or ran out of rungs (a flip), its draw, and its count
+of non-finite rungs. Everything else follows, for rules whose rungs are
+``1..K`` in order (the look-ahead rule): the stage is the iteration minus the
+start, ``n_moves = stage + 1``, the rung code is ``n_moves`` if the rule
+stopped and ``0`` (``FLIP``) otherwise, and each chain's step index is its
+count of finished steps so far.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ladder_mcmc.trace import Recorder
+
+#: largest buffer of draws, bytes (the window shrinks for wide batches)
+MAX_BYTES = 1 << 23
+
+
+class IterationBuffer:
+    """Rows of ragged iterations for a batch of chains, with draws of shape ``(dim,)``.
+
+    Parameters
+    ----------
+    steps_done : array of int (chains,)
+        Each chain's finished steps before the first buffered iteration.
+    dim : int
+        Length of a draw.
+    capacity : int
+        Iterations per window (fewer if the draws would exceed ``MAX_BYTES``).
+    """
+
+    def __init__(self, steps_done: np.ndarray, dim: int, capacity: int = 64) -> None:
+        n = len(steps_done)
+        self.capacity = max(4, min(capacity, MAX_BYTES // max(1, 8 * n * dim)))
+        c = self.capacity
+        self.steps_done = np.array(steps_done, dtype=np.int64)
+        self.flips = np.zeros(n, dtype=np.int64)
+        self.done = np.zeros((c, n), dtype=bool)
+        self.start = np.zeros((c, n), dtype=np.int64)
+        self.stop = np.zeros((c, n), dtype=bool)
+        self.draw = np.zeros((c, n, dim))
+        # each chain's draw as one record: gathering records is a fast 1-d copy
+        self._draw_rows = self.draw.view(np.dtype((np.void, 8 * dim)))[..., 0]
+        self.non_finite = np.zeros((c, n), dtype=np.int64)
+        self.iteration = np.zeros((c, 1), dtype=np.int64)
+        self.rows = 0
+        self._nf_dirty = False
+
+    def push(self, iteration: int, done, start, stop, draw, non_finite=None) -> bool:
+        """Copy one iteration in; True when the buffer is full (call :meth:`write`)."""
+        i = self.rows
+        self.iteration[i] = iteration
+        self.done[i] = done
+        self.start[i] = start
+        self.stop[i] = stop
+        self.draw[i] = draw
+        if non_finite is not None:
+            self.non_finite[i] = non_finite
+            self._nf_dirty = True
+        self.rows = i + 1
+        return self.rows == self.capacity
+
+    def pending_steps(self) -> np.ndarray:
+        """Each chain's finished steps, the buffered iterations included."""
+        return self.steps_done + self.done[: self.rows].sum(axis=0)
+
+    def write(self, recorder: Recorder, chain_id: np.ndarray) -> None:
+        """Record every finished step in the buffer, then empty it."""
+        k = self.rows
+        if k == 0:
+            return
+        done = self.done[:k]
+        count = np.cumsum(done, axis=0)
+        steps = (self.steps_done + count - done)[done]
+        chains = np.broadcast_to(chain_id, done.shape)[done]
+        n_moves = (self.iteration[:k] - self.start[:k] + 1)[done]
+        stop = self.stop[:k][done]
+        code = n_moves * stop
+        if self._nf_dirty:
+            non_finite = self.non_finite[:k][done]
+            self.non_finite[:k] = 0
+            self._nf_dirty = False
+        else:
+            non_finite = np.zeros(steps.shape, dtype=np.int64)
+        self.flips += (done & ~self.stop[:k]).sum(axis=0)
+        self.steps_done = self.steps_done + count[-1]
+        draws = self._draw_rows[:k][done].view(np.float64).reshape(-1, self.draw.shape[2])
+        recorder.record(chains, steps, draws, code, n_moves, non_finite)
+        recorder.steps_done[chain_id] = self.steps_done
+        self.rows = 0
+
+    def subset(self, keep: np.ndarray) -> IterationBuffer:
+        """An empty buffer for the chains at ``keep`` (after :meth:`write`), counts carried."""
+        if self.rows:
+            raise RuntimeError("write the buffer before taking a subset")
+        out = IterationBuffer(self.steps_done[keep], self.draw.shape[2], self.capacity)
+        out.flips = self.flips[keep]
+        return out

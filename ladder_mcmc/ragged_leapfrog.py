@@ -1,0 +1,280 @@
+"""The ragged driver specialised to leapfrog look-ahead kernels: LAHMC and HMC.
+
+:func:`ladder_mcmc.ragged.run_ragged` works for any map, rule and refresh, and
+pays for that generality with Python and numpy calls on every iteration: state
+trees, a rule object, a refresh object, a finite check on every leaf. On the
+paper's 2-d targets a whole leapfrog step costs a few microseconds, so those
+calls dominate. This module runs the *same* algorithm for the kernels most
+users run, ``Ladder(Leapfrog, LookAheadRule(K), MomentumRefresh | None)``
+(what :func:`~ladder_mcmc.hmc.lahmc` and :func:`~ladder_mcmc.hmc.hmc` build),
+on plain arrays:
+
+* the momentum is kept *physical*, ``p = d·v``: moving by ``L^d`` integrates
+  ``(x, p)`` forward, a flip negates ``p``, and ``d`` itself is carried only to
+  hand the state back (multiplying by ``d = ±1`` is exact, so this is the same
+  arithmetic as :meth:`Leapfrog.move`);
+* the look-ahead decision needs no running maximum: a chain still undecided at
+  rung ``a`` has ``u ≥ p(L^j ζ)/p(ζ)`` for every earlier ``j``, so
+  ``u < min(1, max_{j≤a} p_j/p_0)`` (DESIGN §2) holds exactly when
+  ``u < p_a/p_0``;
+* the number of map applications of a step is its stage plus one (the rungs
+  ``1..K`` are consecutive), and the non-finite counter is kept only once a
+  non-finite rung has been seen.
+
+It draws the same random numbers in the same order as the generic driver and
+does the same floating-point operations, so it returns the generic driver's
+trace *draw for draw* (tested bit for bit in ``tests/unit/test_ragged_leapfrog.py``);
+``run_ragged`` uses it whenever :func:`applies_to` the kernel. The measured
+gain is in ``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.iteration_buffer import IterationBuffer
+from ladder_mcmc.ladder import Ladder, LadderState
+from ladder_mcmc.refresh import MomentumRefresh
+from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.trace import Recorder
+
+
+def applies_to(kernel: Ladder) -> bool:
+    """Whether :func:`run` can drive ``kernel``: exactly a leapfrog look-ahead kernel.
+
+    Exact types only: a subclass may change the integrator, the rule or the
+    refresh, and is then driven by the generic :func:`~ladder_mcmc.ragged.run_ragged`.
+    """
+    refresh = kernel.refresh
+    return (
+        type(kernel.map) is Leapfrog
+        and type(kernel.rule) is LookAheadRule
+        and (refresh is None or type(refresh) is MomentumRefresh)
+        and refresh_metric_matches(kernel)
+    )
+
+
+def refresh_metric_matches(kernel: Ladder) -> bool:
+    """The refresh draws momenta from the map's own metric (or there is no refresh)."""
+    refresh = kernel.refresh
+    if refresh is None or refresh.metric is kernel.map.metric:
+        return True
+    a, b = refresh.metric.inverse_mass, kernel.map.metric.inverse_mass
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def run(
+    kernel: Ladder,
+    ks: LadderState,
+    recorder: Recorder,
+    rng: np.random.Generator,
+    on_progress: Callable[[int], None] | None = None,
+    until: int | None = None,
+) -> LadderState:
+    """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain.
+
+    The contract of :func:`ladder_mcmc.ragged.run_ragged` (which calls this
+    inside its ``errstate`` and ``flush``), for a kernel :func:`applies_to`.
+
+    Layout: each chain's step origin is one row of ``origin``, columns
+    ``[x | -p | ∂E/∂x | E | log p | u]`` (the momentum stored negated: the
+    origin is only ever needed as the flipped state ``F ζ``, the step's
+    uniform ``u`` rides along), so that choosing between origin and rung, or
+    restarting a chain, is one ``np.where`` on the whole batch.
+    """
+    map_: Leapfrog = kernel.map
+    target, metric = map_.target, map_.metric
+    eps = float(map_.step_size)
+    half = 0.5 * eps
+    n_leapfrog = int(map_.n_steps)
+    identity = metric.inverse_mass is None
+    vel = metric.velocity
+    grad = target.grad
+    last = int(kernel.rule.max_rungs) - 1
+    refresh = kernel.refresh
+    keep_coef = noise_coef = None
+    if refresh is not None and refresh.beta != 1:
+        keep_coef, noise_coef = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
+    sample_momentum = metric.sample_momentum
+
+    def minus_log_density(energy, p, out=None):
+        """``-E - ½ pᵀM⁻¹p``, the operations of ``-(E + Metric.kinetic(p))``."""
+        half_pp = np.einsum("ij,ij->i", p, p if identity else vel(p)) * -0.5
+        return np.subtract(half_pp, energy, out=out)
+
+    n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
+    steps_done = recorder.steps_done.astype(np.int64)
+    chain_id = np.arange(len(steps_done))
+    state: PhaseState = ks.state
+    n, dim = state.x.shape
+    cx, cp, cg = slice(0, dim), slice(dim, 2 * dim), slice(2 * dim, 3 * dim)
+    ce, clp, cu = 3 * dim, 3 * dim + 1, 3 * dim + 2
+    direction = np.asarray(ks.direction, dtype=np.int8)
+    d_col = direction[:, None].astype(float)
+    width = 3 * dim + 3
+    row = np.dtype((np.void, 8 * width))  # one chain's row as a single record
+
+    def as_rows(a: np.ndarray) -> np.ndarray:
+        """(chains, width) floats as (chains,) records: ``np.where`` on them copies rows."""
+        return a.view(row).reshape(-1)
+
+    def as_floats(r: np.ndarray) -> np.ndarray:
+        return r.view(np.float64).reshape(-1, width)
+
+    origin = np.empty((n, width))
+    origin[:, cx], origin[:, cp], origin[:, cg] = state.x, -(d_col * state.v), state.grad
+    origin[:, ce], origin[:, clp] = state.energy, ks.log_density
+    origin[:, cu] = rng.random(n)  # LookAheadRule.uniform
+    # the state the next rung starts from ("current"): views of `origin` or of
+    # the last iteration's rows, and the physical momentum
+    xc, gc, pc = origin[:, cx], origin[:, cg], d_col * state.v
+    final_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    # the iteration on which each chain's current step started (its stage is
+    # `iteration - start`)
+    start = np.ones(n, dtype=np.int64)
+    non_finite = None  # per-chain counter, kept once a non-finite rung is seen
+    window = IterationBuffer(steps_done, dim)
+    all_done = np.ones(n, dtype=bool)
+
+    def retire(finished: np.ndarray) -> None:
+        """Move the chains in ``finished`` (a mask) out of the batch."""
+        nonlocal chain_id, start, direction, origin, xc, gc, pc, non_finite, window, in_sync
+        in_sync = False
+        window.write(recorder, chain_id)
+        fin = np.flatnonzero(finished)
+        flipped = window.flips[fin] % 2 == 1
+        signs = np.where(flipped, -1, 1).astype(np.int8)
+        final_parts.append((chain_id[fin], origin[fin], signs * direction[fin]))
+        keep = np.flatnonzero(~finished)
+        chain_id, start, direction = chain_id[keep], start[keep], direction[keep]
+        origin, xc, gc, pc = origin[keep], xc[keep], gc[keep], pc[keep]
+        if non_finite is not None:
+            non_finite = non_finite[keep]
+        window = window.subset(keep)
+
+    in_sync = False
+    if np.any(steps_done >= n_steps):
+        retire(steps_done >= n_steps)
+    # all chains at the same step: record whole rows while it lasts
+    in_sync = chain_id.size == len(steps_done) == recorder.n_chains and bool(
+        np.all(steps_done == steps_done[0])
+    )
+    sync_step = int(steps_done[0]) if in_sync else -1
+    zero_counts = np.zeros(n, dtype=np.int64)
+    # a step takes at least one iteration: no chain can finish before this one
+    iteration, check_from = 0, n_steps - (int(steps_done.max()) if steps_done.size else 0)
+
+    while chain_id.size:
+        n = chain_id.size
+        iteration += 1
+        # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) ------
+        p = pc - half * gc
+        x = xc
+        for _ in range(n_leapfrog - 1):
+            x = x + eps * (p if identity else vel(p))
+            g = grad(x)
+            if type(g) is not np.ndarray or g.dtype is not _FLOAT:
+                g = np.asarray(g, dtype=float)
+            p = p - eps * g
+        x = x + eps * (p if identity else vel(p))
+        e, g = _energy_and_grad(target, x)
+        p = p - half * g
+        lp = minus_log_density(e, p)
+        rung = np.concatenate((x, p, g, e[:, None], lp[:, None], lp[:, None]), axis=1)
+        # ---- density zero for a non-finite rung (quiet_log_density_of) -------
+        if math.isfinite(np.add.reduce(rung, None)):
+            if non_finite is not None:
+                non_finite = np.where(start == iteration, 0, non_finite)
+        else:
+            bad = ~np.isfinite(rung[:, : 3 * dim + 2]).all(axis=1)
+            lp = np.where(bad, -np.inf, lp)
+            rung[:, clp] = lp
+            if non_finite is None:
+                non_finite = np.zeros(n, dtype=np.int64)
+            non_finite = np.where(start == iteration, 0, non_finite) + bad
+        # ---- the look-ahead rule: take this rung if u < p_a / p_0 -----------
+        stop = origin[:, cu] < np.exp(lp - origin[:, clp])
+        if last == 0:
+            if all_done.size != n:
+                all_done = np.ones(n, dtype=bool)
+            done, everyone = all_done, True
+        else:
+            done = stop | (start == iteration - last)
+            n_done = int(np.count_nonzero(done))
+            if n_done == 0:
+                xc, gc, pc = x, g, p
+                continue
+            everyone = n_done == n
+        # the decided chains' next state (the flipped origin, or the rung); the
+        # rung on the others
+        flip = ~stop if everyone else done > stop
+        nxt = as_floats(np.where(flip, as_rows(origin), as_rows(rung)))
+        # ---- MomentumRefresh on the physical momentum -----------------------
+        p_nxt = nxt[:, cp]
+        if refresh is None:
+            p_ref = p_nxt.copy()
+        else:
+            noise = sample_momentum(rng, p_nxt.shape)
+            p_ref = noise if keep_coef is None else keep_coef * p_nxt + noise_coef * noise
+            minus_log_density(nxt[:, ce], p_ref, out=nxt[:, clp])
+        xc, gc = nxt[:, cx], nxt[:, cg]
+        if everyone and in_sync:  # every chain at the same step: whole rows
+            n_moves = iteration - int(start[0]) + 1
+            nf = zero_counts if non_finite is None else non_finite
+            recorder.record_row(sync_step, xc, n_moves * stop, n_moves, nf)
+            window.steps_done += 1
+            window.flips += flip
+            sync_step += 1
+            full = iteration % window.capacity == 0
+        else:
+            in_sync = False
+            full = window.push(iteration, done, start, stop, xc, non_finite)
+        if everyone:
+            pc = p_ref
+            np.negative(p_ref, out=nxt[:, cp])
+            nxt[:, cu] = rng.random(n)
+            origin = nxt
+            start = np.full(n, iteration + 1)
+        else:
+            done_col = done[:, None]
+            pc = np.where(done_col, p_ref, p_nxt)
+            np.negative(p_ref, out=nxt[:, cp])
+            nxt[:, cu] = rng.random(n)
+            origin = as_floats(np.where(done, as_rows(nxt), as_rows(origin)))
+            start = np.where(done, iteration + 1, start)
+        if full:
+            window.write(recorder, chain_id)
+            if on_progress is not None:
+                on_progress(recorder.completed())
+        if iteration >= check_from:
+            finished = window.pending_steps() >= n_steps
+            if finished.any():
+                retire(finished)
+    window.write(recorder, chain_id)
+    recorder.flush()
+    if on_progress is not None:
+        on_progress(recorder.completed())
+    if not final_parts:
+        return ks
+    return _assemble(final_parts, dim)
+
+
+_FLOAT = np.dtype(float)
+
+
+def _assemble(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], dim: int) -> LadderState:
+    """Put the per-chain final states back in chain order, momenta back to ``v = d·p``."""
+    ids = np.concatenate([part[0] for part in parts])
+    order = np.argsort(ids)
+    rows = np.concatenate([part[1] for part in parts])[order]
+    direction = np.concatenate([part[2] for part in parts])[order]
+    x, g = rows[:, :dim].copy(), rows[:, 2 * dim : 3 * dim].copy()
+    v = direction[:, None].astype(float) * -rows[:, dim : 2 * dim]
+    state = PhaseState(x=x, v=v, energy=rows[:, 3 * dim].copy(), grad=g)
+    return LadderState(state, direction, rows[:, 3 * dim + 1].copy(), None)

@@ -1,0 +1,197 @@
+"""The specialised ragged driver for leapfrog look-ahead kernels equals the generic one.
+
+``ladder_mcmc.ragged_leapfrog`` re-implements the ragged driver on plain arrays
+for ``Ladder(Leapfrog, LookAheadRule, MomentumRefresh | None)``. It must give
+the generic driver's run *draw for draw*: same positions, rung codes, map
+applications, non-finite counts and final kernel state, bit for bit. The
+generic driver is itself checked in law against the synchronous driver
+(tests/statistical/test_drivers.py) and exactly on finite ladders.
+
+Each comparison is shown able to fail: on a kernel that differs in one
+parameter, and on mutants of the specialised driver's source (one line
+changed each). Time: about 5 s.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import numpy as np
+import pytest
+
+from ladder_mcmc import (
+    DirectionRefresh,
+    Ladder,
+    Leapfrog,
+    MomentumRefresh,
+    hmc,
+    lahmc,
+    ragged,
+    ragged_leapfrog,
+    sample,
+)
+from ladder_mcmc.integrators import Yoshida4
+from ladder_mcmc.metrics import Metric
+from ladder_mcmc.rules import LookAheadRule, PersistentUniformRule, ReducedFlipLookAheadRule
+from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
+
+WELL = RoughWell()
+GAUSS = IllConditionedGaussian(5)
+X_WELL = WELL.sample(12, np.random.default_rng(0))
+X_GAUSS = GAUSS.sample(9, np.random.default_rng(1))
+X_CLIFF = np.minimum(X_WELL * 0.1 + 30, 38.0)  # near the cliff, inside it
+
+
+def _cliff_energy(x):
+    """The rough well, with density zero (energy +inf, or NaN) beyond x₀ = 40."""
+    e = WELL.energy(x)
+    e = np.where(x[:, 0] > 40, np.inf, e)
+    return np.where(x[:, 0] > 60, np.nan, e)
+
+
+CLIFF = FunctionTarget(_cliff_energy, WELL.grad, dim=2)
+
+
+def _run(kernel, x0, n_steps, seed, specialised, monkeypatch, **kwargs):
+    with monkeypatch.context() as m:
+        if not specialised:
+            m.setattr(ragged_leapfrog, "applies_to", lambda kernel: False)
+        return sample(kernel, x0, n_steps, seed=seed, **kwargs)
+
+
+def _assert_same_run(a, b):
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_array_equal(a.rungs, b.rungs)
+    np.testing.assert_array_equal(a.n_moves, b.n_moves)
+    np.testing.assert_array_equal(a.non_finite_rungs, b.non_finite_rungs)
+    for field in ("x", "v", "energy", "grad"):
+        np.testing.assert_array_equal(getattr(a.final.state, field), getattr(b.final.state, field))
+    np.testing.assert_array_equal(a.final.direction, b.final.direction)
+    np.testing.assert_array_equal(a.final.log_density, b.final.log_density)
+
+
+DIAGONAL = np.linspace(0.5, 2.0, 5)
+DENSE = np.diag(DIAGONAL) + 0.1
+
+CASES = {
+    "lahmc K=4 beta=0.1": (lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, {}),
+    "hmc beta=0.1": (hmc(WELL, 1.0, 10, 0.1), X_WELL, {}),
+    "lahmc K=2 beta=1": (lahmc(WELL, 0.7, 3, 1.0, 2), X_WELL, {}),
+    "lahmc beta=0 (no noise)": (lahmc(GAUSS, 0.3, 4, 0.0, 3), X_GAUSS, {}),
+    "no refresh": (Ladder(Leapfrog(GAUSS, 0.3, 4), LookAheadRule(3), None), X_GAUSS, {}),
+    "diagonal mass": (lahmc(GAUSS, 0.4, 3, 0.2, 4, inverse_mass=DIAGONAL), X_GAUSS, {}),
+    "dense mass": (lahmc(GAUSS, 0.4, 3, 0.2, 4, inverse_mass=DENSE), X_GAUSS, {}),
+    "thin=3": (lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, {"thin": 3}),
+    "checkpoint blocks": (lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, {"checkpoint_every": 7}),
+    "non-finite rungs": (lahmc(CLIFF, 1.0, 10, 0.1, 4), X_CLIFF, {}),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_specialised_driver_equals_the_generic_driver_bit_for_bit(case, monkeypatch):
+    kernel, x0, kwargs = CASES[case]
+    assert ragged_leapfrog.applies_to(kernel)
+    fast = _run(kernel, x0, 70, 3, True, monkeypatch, **kwargs)
+    generic = _run(kernel, x0, 70, 3, False, monkeypatch, **kwargs)
+    _assert_same_run(fast, generic)
+    if case == "non-finite rungs":
+        assert fast.non_finite > 0 and np.isfinite(fast.positions).all()
+
+
+def test_small_windows_and_a_draws_file_change_nothing(monkeypatch, tmp_path):
+    """Many short iteration windows, memory-mapped draws: the same run."""
+    kernel = lahmc(WELL, 1.0, 10, 0.1, 4)
+    reference = _run(kernel, X_WELL, 90, 8, False, monkeypatch)
+    from ladder_mcmc import iteration_buffer
+
+    monkeypatch.setattr(iteration_buffer, "MAX_BYTES", 1)  # 4 iterations per window
+    fast = _run(kernel, X_WELL, 90, 8, True, monkeypatch, draws_file=tmp_path / "d.npy")
+    _assert_same_run(fast, reference)
+
+
+def test_the_comparison_can_fail_on_a_different_kernel(monkeypatch):
+    """The bit-for-bit comparison is not vacuous: one parameter off is seen."""
+    fast = _run(lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, 70, 3, True, monkeypatch)
+    for other in (lahmc(WELL, 1.0, 10, 0.1, 3), lahmc(WELL, 1.0, 10, 0.11, 4)):
+        generic = _run(other, X_WELL, 70, 3, False, monkeypatch)
+        with pytest.raises(AssertionError):
+            _assert_same_run(fast, generic)
+
+
+MUTANTS = {
+    # the flip chosen for chains that have not decided yet
+    "flip >=": ("flip = ~stop if everyone else done > stop", "flip = ~stop"),
+    # the origin kept with its momentum, not the flipped momentum
+    "origin not flipped": ("np.negative(p_ref, out=nxt[:, cp])", "nxt[:, cp] = p_ref"),
+    # K - 1 rungs before the flip
+    "one rung short": (
+        "done = stop | (start == iteration - last)",
+        "done = stop | (start == iteration - last + 1)",
+    ),
+    # a full kick at the end of the rung
+    "leapfrog end kick": ("p = p - half * g\n", "p = p - eps * g\n"),
+    # non-finite rungs not counted
+    "non-finite uncounted": (
+        "non_finite = np.where(start == iteration, 0, non_finite) + bad",
+        "non_finite = np.where(start == iteration, 0, non_finite)",
+    ),
+}
+
+
+def _mutant_module(old: str, new: str) -> types.ModuleType:
+    source = inspect.getsource(ragged_leapfrog)
+    assert source.count(old) >= 1, old  # every occurrence is changed
+    module = types.ModuleType("ragged_leapfrog_mutant")
+    module.__dict__["__name__"] = "ragged_leapfrog_mutant"
+    exec(compile(source.replace(old, new), "ragged_leapfrog_mutant", "exec"), module.__dict__)
+    return module
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_a_broken_specialised_driver_is_caught(name, monkeypatch):
+    kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
+    generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
+    monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module(*MUTANTS[name]))
+    broken = sample(kernel, X_CLIFF, 70, seed=3)
+    with pytest.raises(AssertionError):
+        _assert_same_run(broken, generic)
+
+
+def test_the_unmutated_source_passes_through_the_same_harness(monkeypatch):
+    """The mutation harness itself (exec of the module's source) changes nothing."""
+    kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
+    generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
+    monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module("_FLOAT = ", "_FLOAT = "))
+    _assert_same_run(sample(kernel, X_CLIFF, 70, seed=3), generic)
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        Ladder(Yoshida4(WELL, 0.5, 3), LookAheadRule(4), MomentumRefresh(0.1)),
+        Ladder(Leapfrog(WELL, 1.0, 10), ReducedFlipLookAheadRule(3), MomentumRefresh(0.1)),
+        Ladder(Leapfrog(WELL, 1.0, 10), PersistentUniformRule(3), MomentumRefresh(0.1)),
+        Ladder(
+            Leapfrog(WELL, 1.0, 10), LookAheadRule(3), MomentumRefresh(0.1) + DirectionRefresh(0.5)
+        ),
+        # the refresh's metric differs from the map's
+        Ladder(
+            Leapfrog(WELL, 1.0, 10, Metric(np.ones(2) * 2)), LookAheadRule(3), MomentumRefresh(0.1)
+        ),
+    ],
+    ids=["yoshida", "reduced-flip", "persistent-uniform", "composed-refresh", "other-metric"],
+)
+def test_other_kernels_are_left_to_the_generic_driver(kernel):
+    assert not ragged_leapfrog.applies_to(kernel)
+
+
+def test_equal_metrics_in_separate_objects_are_recognised():
+    same = Ladder(Leapfrog(WELL, 1.0, 10), LookAheadRule(3), MomentumRefresh(0.1))
+    assert ragged_leapfrog.applies_to(same)
+    diag = Ladder(
+        Leapfrog(WELL, 1.0, 10, Metric(np.ones(2))),
+        LookAheadRule(3),
+        MomentumRefresh(0.1, Metric([1.0, 1.0])),
+    )
+    assert ragged_leapfrog.applies_to(diag)
