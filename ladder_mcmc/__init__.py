@@ -8,6 +8,7 @@ from ladder_mcmc.cycle import CycleShift
 from ladder_mcmc.harmonic import HarmonicFlow
 from ladder_mcmc.hmc import Leapfrog, PhaseState, hmc, lahmc
 from ladder_mcmc.integrators import McLachlan2, Yoshida4
+from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.ladder import Ladder, LadderState, LookAhead, StepInfo
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.metrics import Metric
@@ -17,6 +18,7 @@ from ladder_mcmc.refresh import ComposedRefresh, DirectionRefresh, MomentumRefre
 from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
 from ladder_mcmc.sampling import resume, sample
 from ladder_mcmc.targets import FunctionTarget, Target
+from ladder_mcmc.tempered import TemperedLeapfrog
 from ladder_mcmc.trace import Trace
 
 __version__ = "0.1.0"
@@ -37,8 +39,10 @@ __all__ = [
     "McLachlan2",
     "Metric",
     "MomentumRefresh",
+    "NormalizedMomentumRefresh",
     "PersistentUniformRule",
     "PhaseState",
+    "PowerKinetic",
     "ReducedFlipLookAheadRule",
     "ReducedFlipRule",
     "Refresh",
@@ -46,6 +50,7 @@ __all__ = [
     "Rule",
     "StepInfo",
     "Target",
+    "TemperedLeapfrog",
     "Trace",
     "Yoshida4",
     "hmc",

@@ -62,12 +62,28 @@ def with_hmc_parameters(
     metric: Metric | None = None,
     n_steps: int | None = None,
 ) -> Ladder:
-    """The same kernel with a new leapfrog step size, metric (map and refresh) or step count."""
+    """The same kernel with a new leapfrog step size, metric (map and refresh) or step count.
+
+    A ``metric`` given as a :class:`Metric` is applied to a map whose kinetic
+    energy is of another family (e.g. :class:`~ladder_mcmc.kinetic.PowerKinetic`)
+    through that energy's ``with_inverse_mass``, so the family is kept; a
+    refresh with a ``kinetic`` field (e.g.
+    :class:`~ladder_mcmc.kinetic.NormalizedMomentumRefresh`) follows the map.
+    """
     if not (hasattr(kernel.map, "step_size") and hasattr(kernel.map, "metric")):
         raise ValueError(
             "warm-up adaptation needs a leapfrog-like map with step_size and metric; "
             f"got {type(kernel.map).__name__}"
         )
+    current = kernel.map.metric
+    if metric is not None and not isinstance(current, Metric):
+        rescale = getattr(current, "with_inverse_mass", None)
+        if rescale is None:
+            raise ValueError(
+                f"cannot adapt the mass of a {type(current).__name__} kinetic energy "
+                "(it has no with_inverse_mass)"
+            )
+        metric = rescale(metric.inverse_mass)
     changes = {}
     if step_size is not None:
         changes["step_size"] = float(step_size)
@@ -82,6 +98,8 @@ def with_hmc_parameters(
             return refresh
         if isinstance(refresh, MomentumRefresh):
             return attrs.evolve(refresh, metric=metric)
+        if attrs.has(type(refresh)) and "kinetic" in attrs.fields_dict(type(refresh)):
+            return attrs.evolve(refresh, kinetic=metric)
         if isinstance(refresh, ComposedRefresh):
             return ComposedRefresh(tuple(update(p) for p in refresh.parts))
         return refresh

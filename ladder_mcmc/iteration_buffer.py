@@ -32,6 +32,11 @@ MAX_BYTES = 1 << 23
 class IterationBuffer:
     """Rows of ragged iterations for a batch of chains, with draws of shape ``(dim,)``.
 
+    Columns are the chains of the run (chain ``j`` in column ``j``). While
+    every chain is in the batch a row is copied whole; once chains have left
+    it, the batch's rows are scattered into their columns (``columns``), so
+    that a chain leaving costs nothing here.
+
     Parameters
     ----------
     steps_done : array of int (chains,)
@@ -52,23 +57,39 @@ class IterationBuffer:
         self.start = np.zeros((c, n), dtype=np.int64)
         self.stop = np.zeros((c, n), dtype=bool)
         self.draw = np.zeros((c, n, dim))
-        # each chain's draw as one record: gathering records is a fast 1-d copy
+        # each chain's draw as one record: gathering records is a fast 1-d copy,
+        # into a buffer kept for the purpose (a fresh multi-megabyte array per
+        # window would be page-faulted in anew every time)
         self._draw_rows = self.draw.view(np.dtype((np.void, 8 * dim)))[..., 0]
+        self._gathered = np.empty(c * n, dtype=self._draw_rows.dtype)
         self.non_finite = np.zeros((c, n), dtype=np.int64)
         self.iteration = np.zeros((c, 1), dtype=np.int64)
         self.rows = 0
         self._nf_dirty = False
 
-    def push(self, iteration: int, done, start, stop, draw, non_finite=None) -> bool:
-        """Copy one iteration in; True when the buffer is full (call :meth:`write`)."""
+    def push(self, iteration: int, done, start, stop, draw, non_finite=None, columns=None) -> bool:
+        """Copy one iteration in; True when the buffer is full (call :meth:`write`).
+
+        ``columns``: the chains of the batch, when it is no longer all of them.
+        """
         i = self.rows
         self.iteration[i] = iteration
-        self.done[i] = done
-        self.start[i] = start
-        self.stop[i] = stop
-        self.draw[i] = draw
+        if columns is None:
+            self.done[i] = done
+            self.start[i] = start
+            self.stop[i] = stop
+            self.draw[i] = draw
+        else:
+            self.done[i] = False
+            self.done[i, columns] = done
+            self.start[i, columns] = start
+            self.stop[i, columns] = stop
+            self.draw[i, columns] = draw
         if non_finite is not None:
-            self.non_finite[i] = non_finite
+            if columns is None:
+                self.non_finite[i] = non_finite
+            else:
+                self.non_finite[i, columns] = non_finite
             self._nf_dirty = True
         self.rows = i + 1
         return self.rows == self.capacity
@@ -77,7 +98,7 @@ class IterationBuffer:
         """Each chain's finished steps, the buffered iterations included."""
         return self.steps_done + self.done[: self.rows].sum(axis=0)
 
-    def write(self, recorder: Recorder, chain_id: np.ndarray) -> None:
+    def write(self, recorder: Recorder) -> None:
         """Record every finished step in the buffer, then empty it."""
         k = self.rows
         if k == 0:
@@ -85,7 +106,7 @@ class IterationBuffer:
         done = self.done[:k]
         count = np.cumsum(done, axis=0)
         steps = (self.steps_done + count - done)[done]
-        chains = np.broadcast_to(chain_id, done.shape)[done]
+        chains = np.nonzero(done)[1]
         n_moves = (self.iteration[:k] - self.start[:k] + 1)[done]
         stop = self.stop[:k][done]
         code = n_moves * stop
@@ -97,15 +118,9 @@ class IterationBuffer:
             non_finite = np.zeros(steps.shape, dtype=np.int64)
         self.flips += (done & ~self.stop[:k]).sum(axis=0)
         self.steps_done = self.steps_done + count[-1]
-        draws = self._draw_rows[:k][done].view(np.float64).reshape(-1, self.draw.shape[2])
+        m = len(steps)
+        gathered = np.compress(done.ravel(), self._draw_rows[:k].ravel(), out=self._gathered[:m])
+        draws = gathered.view(np.float64).reshape(m, self.draw.shape[2])
         recorder.record(chains, steps, draws, code, n_moves, non_finite)
-        recorder.steps_done[chain_id] = self.steps_done
+        recorder.steps_done[:] = self.steps_done
         self.rows = 0
-
-    def subset(self, keep: np.ndarray) -> IterationBuffer:
-        """An empty buffer for the chains at ``keep`` (after :meth:`write`), counts carried."""
-        if self.rows:
-            raise RuntimeError("write the buffer before taking a subset")
-        out = IterationBuffer(self.steps_done[keep], self.draw.shape[2], self.capacity)
-        out.flips = self.flips[keep]
-        return out

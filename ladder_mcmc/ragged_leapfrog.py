@@ -103,10 +103,9 @@ def run(
         keep_coef, noise_coef = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
     sample_momentum = metric.sample_momentum
 
-    def minus_log_density(energy, p, out=None):
-        """``-E - ½ pᵀM⁻¹p``, the operations of ``-(E + Metric.kinetic(p))``."""
-        half_pp = np.einsum("ij,ij->i", p, p if identity else vel(p)) * -0.5
-        return np.subtract(half_pp, energy, out=out)
+    def half_pp(p: np.ndarray) -> np.ndarray:
+        """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
+        return np.einsum("ij,ij->i", p, vel(p)) * -0.5
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     steps_done = recorder.steps_done.astype(np.int64)
@@ -118,15 +117,9 @@ def run(
     direction = np.asarray(ks.direction, dtype=np.int8)
     d_col = direction[:, None].astype(float)
     width = 3 * dim + 3
-    row = np.dtype((np.void, 8 * width))  # one chain's row as a single record
-
-    def as_rows(a: np.ndarray) -> np.ndarray:
-        """(chains, width) floats as (chains,) records: ``np.where`` on them copies rows."""
-        return a.view(row).reshape(-1)
-
-    def as_floats(r: np.ndarray) -> np.ndarray:
-        return r.view(np.float64).reshape(-1, width)
-
+    # a chain's row as one record: `np.where` on (chains, 1) records copies
+    # whole rows, several times faster than element by element
+    row = np.dtype((np.void, 8 * width))
     origin = np.empty((n, width))
     origin[:, cx], origin[:, cp], origin[:, cg] = state.x, -(d_col * state.v), state.grad
     origin[:, ce], origin[:, clp] = state.energy, ks.log_density
@@ -140,40 +133,39 @@ def run(
     start = np.ones(n, dtype=np.int64)
     non_finite = None  # per-chain counter, kept once a non-finite rung is seen
     window = IterationBuffer(steps_done, dim)
+    capacity = window.capacity
+    w_iteration, w_done, w_start = window.iteration, window.done, window.start
+    w_stop, w_draw = window.stop, window.draw
     all_done = np.ones(n, dtype=bool)
+    steps_now = None  # each chain's finished steps, kept up to date near the end
+
+    columns = None  # the batch's chains, once some have left it
 
     def retire(finished: np.ndarray) -> None:
         """Move the chains in ``finished`` (a mask) out of the batch."""
-        nonlocal chain_id, start, direction, origin, xc, gc, pc, non_finite, window, in_sync
-        in_sync = False
-        window.write(recorder, chain_id)
+        nonlocal chain_id, start, direction, origin, xc, gc, pc, non_finite, steps_now, all_done
+        nonlocal columns
         fin = np.flatnonzero(finished)
-        flipped = window.flips[fin] % 2 == 1
-        signs = np.where(flipped, -1, 1).astype(np.int8)
-        final_parts.append((chain_id[fin], origin[fin], signs * direction[fin]))
+        final_parts.append((chain_id[fin], origin[fin], direction[fin]))
         keep = np.flatnonzero(~finished)
         chain_id, start, direction = chain_id[keep], start[keep], direction[keep]
         origin, xc, gc, pc = origin[keep], xc[keep], gc[keep], pc[keep]
         if non_finite is not None:
             non_finite = non_finite[keep]
-        window = window.subset(keep)
+        steps_now = steps_now[keep]
+        all_done = all_done[keep]
+        columns = chain_id
 
-    in_sync = False
+    steps_now = steps_done
     if np.any(steps_done >= n_steps):
         retire(steps_done >= n_steps)
-    # all chains at the same step: record whole rows while it lasts
-    in_sync = chain_id.size == len(steps_done) == recorder.n_chains and bool(
-        np.all(steps_done == steps_done[0])
-    )
-    sync_step = int(steps_done[0]) if in_sync else -1
-    zero_counts = np.zeros(n, dtype=np.int64)
+    steps_now = None
     # a step takes at least one iteration: no chain can finish before this one
     iteration, check_from = 0, n_steps - (int(steps_done.max()) if steps_done.size else 0)
 
     while chain_id.size:
-        n = chain_id.size
         iteration += 1
-        # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) ------
+        # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) -------
         p = pc - half * gc
         x = xc
         for _ in range(n_leapfrog - 1):
@@ -185,7 +177,8 @@ def run(
         x = x + eps * (p if identity else vel(p))
         e, g = _energy_and_grad(target, x)
         p = p - half * g
-        lp = minus_log_density(e, p)
+        # log p of the rung, -(E + ½pᵀM⁻¹p) computed as (-½pᵀM⁻¹p) - E
+        lp = (np.einsum("ij,ij->i", p, p) * -0.5 if identity else half_pp(p)) - e
         rung = np.concatenate((x, p, g, e[:, None], lp[:, None], lp[:, None]), axis=1)
         # ---- density zero for a non-finite rung (quiet_log_density_of) -------
         if math.isfinite(np.add.reduce(rung, None)):
@@ -196,13 +189,11 @@ def run(
             lp = np.where(bad, -np.inf, lp)
             rung[:, clp] = lp
             if non_finite is None:
-                non_finite = np.zeros(n, dtype=np.int64)
+                non_finite = np.zeros(chain_id.size, dtype=np.int64)
             non_finite = np.where(start == iteration, 0, non_finite) + bad
         # ---- the look-ahead rule: take this rung if u < p_a / p_0 -----------
         stop = origin[:, cu] < np.exp(lp - origin[:, clp])
         if last == 0:
-            if all_done.size != n:
-                all_done = np.ones(n, dtype=bool)
             done, everyone = all_done, True
         else:
             done = stop | (start == iteration - last)
@@ -210,11 +201,11 @@ def run(
             if n_done == 0:
                 xc, gc, pc = x, g, p
                 continue
-            everyone = n_done == n
+            everyone = n_done == chain_id.size
         # the decided chains' next state (the flipped origin, or the rung); the
         # rung on the others
         flip = ~stop if everyone else done > stop
-        nxt = as_floats(np.where(flip, as_rows(origin), as_rows(rung)))
+        nxt = np.where(flip[:, None], origin.view(row), rung.view(row)).view(np.float64)
         # ---- MomentumRefresh on the physical momentum -----------------------
         p_nxt = nxt[:, cp]
         if refresh is None:
@@ -222,46 +213,55 @@ def run(
         else:
             noise = sample_momentum(rng, p_nxt.shape)
             p_ref = noise if keep_coef is None else keep_coef * p_nxt + noise_coef * noise
-            minus_log_density(nxt[:, ce], p_ref, out=nxt[:, clp])
+            kin = np.einsum("ij,ij->i", p_ref, p_ref) * -0.5 if identity else half_pp(p_ref)
+            np.subtract(kin, nxt[:, ce], out=nxt[:, clp])
         xc, gc = nxt[:, cx], nxt[:, cg]
-        if everyone and in_sync:  # every chain at the same step: whole rows
-            n_moves = iteration - int(start[0]) + 1
-            nf = zero_counts if non_finite is None else non_finite
-            recorder.record_row(sync_step, xc, n_moves * stop, n_moves, nf)
-            window.steps_done += 1
-            window.flips += flip
-            sync_step += 1
-            full = iteration % window.capacity == 0
+        if columns is None and non_finite is None:  # IterationBuffer.push, inline
+            i = window.rows
+            w_iteration[i], w_done[i], w_start[i], w_stop[i], w_draw[i] = (
+                iteration,
+                done,
+                start,
+                stop,
+                xc,
+            )
+            window.rows = i + 1
+            full = i + 1 == capacity
         else:
-            in_sync = False
-            full = window.push(iteration, done, start, stop, xc, non_finite)
+            full = window.push(iteration, done, start, stop, xc, non_finite, columns)
         if everyone:
             pc = p_ref
             np.negative(p_ref, out=nxt[:, cp])
-            nxt[:, cu] = rng.random(n)
+            nxt[:, cu] = rng.random(chain_id.size)
             origin = nxt
-            start = np.full(n, iteration + 1)
+            start.fill(iteration + 1)  # in place: the window copied it
         else:
-            done_col = done[:, None]
-            pc = np.where(done_col, p_ref, p_nxt)
+            pc = np.where(done[:, None], p_ref, p_nxt)
             np.negative(p_ref, out=nxt[:, cp])
-            nxt[:, cu] = rng.random(n)
-            origin = as_floats(np.where(done, as_rows(nxt), as_rows(origin)))
+            nxt[:, cu] = rng.random(chain_id.size)
+            origin = np.where(done[:, None], nxt.view(row), origin.view(row)).view(np.float64)
             start = np.where(done, iteration + 1, start)
         if full:
-            window.write(recorder, chain_id)
+            window.write(recorder)
             if on_progress is not None:
                 on_progress(recorder.completed())
         if iteration >= check_from:
-            finished = window.pending_steps() >= n_steps
+            if steps_now is None:
+                steps_now = window.pending_steps()[chain_id]
+            else:
+                steps_now = steps_now + done
+            finished = steps_now >= n_steps
             if finished.any():
                 retire(finished)
-    window.write(recorder, chain_id)
+    window.write(recorder)
     recorder.flush()
     if on_progress is not None:
         on_progress(recorder.completed())
     if not final_parts:
         return ks
+    # each chain's direction: its starting one, negated once per flip
+    signs = np.where(window.flips % 2 == 1, -1, 1).astype(np.int8)
+    final_parts = [(ids, rows, signs[ids] * d) for ids, rows, d in final_parts]
     return _assemble(final_parts, dim)
 
 

@@ -178,7 +178,10 @@ class Recorder:
         self.non_finite = np.zeros((n_steps, n_chains), dtype=np.int16)
         self.steps_done = np.zeros(n_chains, dtype=np.int64)
         self.draws: Any = None
-        self._allocate = allocate or (lambda shape, dtype: np.empty(shape, dtype=dtype))
+        # np.zeros, not np.empty: calloc'd pages are mapped lazily and cheaply,
+        # while first writes into np.empty memory in scattered order (the
+        # ragged driver's) cost up to ten times more (docs/performance.md)
+        self._allocate = allocate or (lambda shape, dtype: np.zeros(shape, dtype=dtype))
         self.flush_every = flush_every
         self._buffer: list[tuple] = []
         self._flat_draws: np.ndarray | None = None
