@@ -132,8 +132,8 @@ def run(
     # `iteration - start`)
     start = np.ones(n, dtype=np.int64)
     non_finite = None  # per-chain counter, kept once a non-finite rung is seen
-    window = IterationBuffer(steps_done, dim)
-    capacity = window.capacity
+    window = IterationBuffer(recorder, dim)
+    capacity, direct = window.capacity, window.direct
     w_iteration, w_done, w_start = window.iteration, window.done, window.start
     w_stop, w_draw = window.stop, window.draw
     all_done = np.ones(n, dtype=bool)
@@ -163,97 +163,104 @@ def run(
     # a step takes at least one iteration: no chain can finish before this one
     iteration, check_from = 0, n_steps - (int(steps_done.max()) if steps_done.size else 0)
 
-    while chain_id.size:
-        iteration += 1
-        # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) -------
-        p = pc - half * gc
-        x = xc
-        for _ in range(n_leapfrog - 1):
+    try:
+        while chain_id.size:
+            iteration += 1
+            # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) -------
+            p = pc - half * gc
+            x = xc
+            for _ in range(n_leapfrog - 1):
+                x = x + eps * (p if identity else vel(p))
+                g = grad(x)
+                if type(g) is not np.ndarray or g.dtype is not _FLOAT:
+                    g = np.asarray(g, dtype=float)
+                p = p - eps * g
             x = x + eps * (p if identity else vel(p))
-            g = grad(x)
-            if type(g) is not np.ndarray or g.dtype is not _FLOAT:
-                g = np.asarray(g, dtype=float)
-            p = p - eps * g
-        x = x + eps * (p if identity else vel(p))
-        e, g = _energy_and_grad(target, x)
-        p = p - half * g
-        # log p of the rung, -(E + ½pᵀM⁻¹p) computed as (-½pᵀM⁻¹p) - E
-        lp = (np.einsum("ij,ij->i", p, p) * -0.5 if identity else half_pp(p)) - e
-        rung = np.concatenate((x, p, g, e[:, None], lp[:, None], lp[:, None]), axis=1)
-        # ---- density zero for a non-finite rung (quiet_log_density_of) -------
-        if math.isfinite(np.add.reduce(rung, None)):
-            if non_finite is not None:
-                non_finite = np.where(start == iteration, 0, non_finite)
-        else:
-            bad = ~np.isfinite(rung[:, : 3 * dim + 2]).all(axis=1)
-            lp = np.where(bad, -np.inf, lp)
-            rung[:, clp] = lp
-            if non_finite is None:
-                non_finite = np.zeros(chain_id.size, dtype=np.int64)
-            non_finite = np.where(start == iteration, 0, non_finite) + bad
-        # ---- the look-ahead rule: take this rung if u < p_a / p_0 -----------
-        stop = origin[:, cu] < np.exp(lp - origin[:, clp])
-        if last == 0:
-            done, everyone = all_done, True
-        else:
-            done = stop | (start == iteration - last)
-            n_done = int(np.count_nonzero(done))
-            if n_done == 0:
-                xc, gc, pc = x, g, p
-                continue
-            everyone = n_done == chain_id.size
-        # the decided chains' next state (the flipped origin, or the rung); the
-        # rung on the others
-        flip = ~stop if everyone else done > stop
-        nxt = np.where(flip[:, None], origin.view(row), rung.view(row)).view(np.float64)
-        # ---- MomentumRefresh on the physical momentum -----------------------
-        p_nxt = nxt[:, cp]
-        if refresh is None:
-            p_ref = p_nxt.copy()
-        else:
-            noise = sample_momentum(rng, p_nxt.shape)
-            p_ref = noise if keep_coef is None else keep_coef * p_nxt + noise_coef * noise
-            kin = np.einsum("ij,ij->i", p_ref, p_ref) * -0.5 if identity else half_pp(p_ref)
-            np.subtract(kin, nxt[:, ce], out=nxt[:, clp])
-        xc, gc = nxt[:, cx], nxt[:, cg]
-        if columns is None and non_finite is None:  # IterationBuffer.push, inline
-            i = window.rows
-            w_iteration[i], w_done[i], w_start[i], w_stop[i], w_draw[i] = (
-                iteration,
-                done,
-                start,
-                stop,
-                xc,
-            )
-            window.rows = i + 1
-            full = i + 1 == capacity
-        else:
-            full = window.push(iteration, done, start, stop, xc, non_finite, columns)
-        if everyone:
-            pc = p_ref
-            np.negative(p_ref, out=nxt[:, cp])
-            nxt[:, cu] = rng.random(chain_id.size)
-            origin = nxt
-            start.fill(iteration + 1)  # in place: the window copied it
-        else:
-            pc = np.where(done[:, None], p_ref, p_nxt)
-            np.negative(p_ref, out=nxt[:, cp])
-            nxt[:, cu] = rng.random(chain_id.size)
-            origin = np.where(done[:, None], nxt.view(row), origin.view(row)).view(np.float64)
-            start = np.where(done, iteration + 1, start)
-        if full:
-            window.write(recorder)
-            if on_progress is not None:
-                on_progress(recorder.completed())
-        if iteration >= check_from:
-            if steps_now is None:
-                steps_now = window.pending_steps()[chain_id]
+            e, g = _energy_and_grad(target, x)
+            p = p - half * g
+            # log p of the rung, -(E + ½pᵀM⁻¹p) computed as (-½pᵀM⁻¹p) - E
+            lp = (np.einsum("ij,ij->i", p, p) * -0.5 if identity else half_pp(p)) - e
+            rung = np.concatenate((x, p, g, e[:, None], lp[:, None], lp[:, None]), axis=1)
+            # ---- density zero for a non-finite rung (quiet_log_density_of) -------
+            if math.isfinite(np.add.reduce(rung, None)):
+                if non_finite is not None:
+                    non_finite = np.where(start == iteration, 0, non_finite)
             else:
-                steps_now = steps_now + done
-            finished = steps_now >= n_steps
-            if finished.any():
-                retire(finished)
-    window.write(recorder)
+                bad = ~np.isfinite(rung[:, : 3 * dim + 2]).all(axis=1)
+                lp = np.where(bad, -np.inf, lp)
+                rung[:, clp] = lp
+                if non_finite is None:
+                    non_finite = np.zeros(chain_id.size, dtype=np.int64)
+                non_finite = np.where(start == iteration, 0, non_finite) + bad
+            # ---- the look-ahead rule: take this rung if u < p_a / p_0 -----------
+            stop = origin[:, cu] < np.exp(lp - origin[:, clp])
+            if last == 0:
+                done, everyone = all_done, True
+            else:
+                done = stop | (start == iteration - last)
+                n_done = int(np.count_nonzero(done))
+                if n_done == 0:
+                    xc, gc, pc = x, g, p
+                    continue
+                everyone = n_done == chain_id.size
+            # the decided chains' next state (the flipped origin, or the rung); the
+            # rung on the others
+            flip = ~stop if everyone else done > stop
+            nxt = np.where(flip[:, None], origin.view(row), rung.view(row)).view(np.float64)
+            # ---- MomentumRefresh on the physical momentum -----------------------
+            p_nxt = nxt[:, cp]
+            if refresh is None:
+                p_ref = p_nxt.copy()
+            else:
+                noise = sample_momentum(rng, p_nxt.shape)
+                p_ref = noise if keep_coef is None else keep_coef * p_nxt + noise_coef * noise
+                kin = np.einsum("ij,ij->i", p_ref, p_ref) * -0.5 if identity else half_pp(p_ref)
+                np.subtract(kin, nxt[:, ce], out=nxt[:, clp])
+            xc, gc = nxt[:, cx], nxt[:, cg]
+            if (
+                columns is None and non_finite is None and not direct
+            ):  # IterationBuffer.push, inline
+                i = window.rows
+                w_iteration[i], w_done[i], w_start[i], w_stop[i], w_draw[i] = (
+                    iteration,
+                    done,
+                    start,
+                    stop,
+                    xc,
+                )
+                window.rows = i + 1
+                full = i + 1 == capacity
+            else:
+                full = window.push(iteration, done, start, stop, xc, non_finite, columns)
+            if everyone:
+                pc = p_ref
+                np.negative(p_ref, out=nxt[:, cp])
+                nxt[:, cu] = rng.random(chain_id.size)
+                origin = nxt
+                start.fill(iteration + 1)  # in place: the window copied it
+            else:
+                pc = np.where(done[:, None], p_ref, p_nxt)
+                np.negative(p_ref, out=nxt[:, cp])
+                nxt[:, cu] = rng.random(chain_id.size)
+                origin = np.where(done[:, None], nxt.view(row), origin.view(row)).view(np.float64)
+                start = np.where(done, iteration + 1, start)
+            if full:
+                window.write()
+                if on_progress is not None:
+                    on_progress(recorder.completed())
+            if iteration >= check_from:
+                if steps_now is None:
+                    steps_now = window.pending_steps()[chain_id]
+                else:
+                    steps_now = steps_now + done
+                finished = steps_now >= n_steps
+                if finished.any():
+                    retire(finished)
+    except BaseException:
+        # Ctrl-C (or an error in the target) keeps every step finished so far
+        window.write()
+        raise
+    window.write()
     recorder.flush()
     if on_progress is not None:
         on_progress(recorder.completed())

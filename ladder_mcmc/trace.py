@@ -198,19 +198,30 @@ class Recorder:
         n_moves: np.ndarray,
         non_finite: np.ndarray,
     ) -> None:
-        """Record step ``steps[i]`` of chain ``chains[i]`` for every ``i``."""
+        """Record step ``steps[i]`` of chain ``chains[i]`` for every ``i``.
+
+        ``draw=None``: the draws were written already (:meth:`record_draws`).
+        """
         self.rungs[steps, chains] = rung
         self.n_moves[steps, chains] = n_moves
         self.non_finite[steps, chains] = non_finite
         self.steps_done[chains] = steps + 1
+        if draw is not None:
+            self.record_draws(chains, steps, draw)
+        if self._mapped:
+            self._release(self.completed())
+
+    def record_draws(self, chains: np.ndarray, steps: np.ndarray, draw: Any) -> None:
+        """Write the draws of step ``steps[i]`` of chain ``chains[i]`` (those ``thin`` keeps).
+
+        The steps count as recorded only once :meth:`record` has their statistics.
+        """
         if self.thin == 1:
             keep = None
         else:
             keep = (steps + 1) % self.thin == 0
         if keep is None or keep.any():
             self._write_draws(steps, chains, draw, keep)
-        if self._mapped:
-            self._release(self.completed())
 
     def _store(self, draw: Any) -> Any:
         """The draw arrays, allocated (by ``allocate``) on the first kept draw."""

@@ -108,6 +108,38 @@ def test_small_windows_and_a_draws_file_change_nothing(monkeypatch, tmp_path):
     monkeypatch.setattr(iteration_buffer, "MAX_BYTES", 1)  # 4 iterations per window
     fast = _run(kernel, X_WELL, 90, 8, True, monkeypatch, draws_file=tmp_path / "d.npy")
     _assert_same_run(fast, reference)
+    # draws written to the trace every iteration (as for wide batches)
+    monkeypatch.setattr(iteration_buffer, "DIRECT_BYTES", 0)
+    for thin in (1, 3):
+        reference = _run(kernel, X_WELL, 90, 8, False, monkeypatch, thin=thin)
+        _assert_same_run(_run(kernel, X_WELL, 90, 8, True, monkeypatch, thin=thin), reference)
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(direct, monkeypatch):
+    """Ctrl-C inside the target: the buffered iterations reach the trace (nothing lost)."""
+    from ladder_mcmc import iteration_buffer
+
+    if direct:
+        monkeypatch.setattr(iteration_buffer, "DIRECT_BYTES", 0)
+    calls = {"n": 0}
+
+    def grad(x):
+        calls["n"] += 1
+        if calls["n"] == 1_500:
+            raise KeyboardInterrupt
+        return WELL.grad(x)
+
+    kernel = lahmc(FunctionTarget(WELL.energy, grad, dim=2), 1.0, 10, 0.1, 4)
+    runs = []
+    for specialised in (True, False):
+        calls["n"] = 0
+        runs.append(_run(kernel, X_WELL, 400, 5, specialised, monkeypatch))
+    fast, generic = runs
+    assert fast.interrupted and generic.interrupted and 0 < fast.n_steps < 400
+    assert fast.n_steps == generic.n_steps
+    np.testing.assert_array_equal(fast.positions, generic.positions)
+    np.testing.assert_array_equal(fast.rungs, generic.rungs)
 
 
 def test_the_comparison_can_fail_on_a_different_kernel(monkeypatch):
