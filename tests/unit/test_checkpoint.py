@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from trace_assertions import assert_same_run
 
 from ladder_mcmc import DirectionRefresh, LookAhead, lahmc, resume, sample
 from ladder_mcmc.finite import FiniteLadder
@@ -17,13 +18,7 @@ def kernel():
     return lahmc(TARGET, 1.0, 10, 0.1)
 
 
-def assert_same(a, b):
-    np.testing.assert_array_equal(a.positions, b.positions)
-    np.testing.assert_array_equal(a.rungs, b.rungs)
-    np.testing.assert_array_equal(a.n_moves, b.n_moves)
-    np.testing.assert_array_equal(a.final.state.x, b.final.state.x)
-    np.testing.assert_array_equal(a.final.state.v, b.final.state.v)
-    np.testing.assert_array_equal(a.final.direction, b.final.direction)
+assert_same = assert_same_run
 
 
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])

@@ -19,6 +19,7 @@ import types
 
 import numpy as np
 import pytest
+from trace_assertions import assert_same_run
 
 from ladder_mcmc import (
     DirectionRefresh,
@@ -60,15 +61,7 @@ def _run(kernel, x0, n_steps, seed, specialised, monkeypatch, **kwargs):
         return sample(kernel, x0, n_steps, seed=seed, **kwargs)
 
 
-def _assert_same_run(a, b):
-    np.testing.assert_array_equal(a.positions, b.positions)
-    np.testing.assert_array_equal(a.rungs, b.rungs)
-    np.testing.assert_array_equal(a.n_moves, b.n_moves)
-    np.testing.assert_array_equal(a.non_finite_rungs, b.non_finite_rungs)
-    for field in ("x", "v", "energy", "grad"):
-        np.testing.assert_array_equal(getattr(a.final.state, field), getattr(b.final.state, field))
-    np.testing.assert_array_equal(a.final.direction, b.final.direction)
-    np.testing.assert_array_equal(a.final.log_density, b.final.log_density)
+_assert_same_run = assert_same_run
 
 
 DIAGONAL = np.linspace(0.5, 2.0, 5)
