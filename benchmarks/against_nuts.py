@@ -22,12 +22,16 @@ the adapted metric (warm-up itself runs with the fixed ``M``). ``--power`` adds
 rows with a heavier-tailed kinetic energy ``K(v) = Σ|w|^a/a``
 (:class:`ladder_mcmc.kinetic.PowerKinetic`) and its exact partial momentum refresh
 (:class:`ladder_mcmc.kinetic.NormalizedMomentumRefresh`); see :data:`POWER`.
+``--lifted`` adds rows with the same kinetic energy and, instead of the partial
+refresh, the lifted refresh of each coordinate's kinetic-energy quantile
+(:class:`ladder_mcmc.lifted_refresh.LiftedQuantileRefresh`); see :data:`LIFTED`.
 
 Run::
 
     nice -n 10 python benchmarks/against_nuts.py            # 5 seeds, full protocol (~2 min)
     nice -n 10 python benchmarks/against_nuts.py --quick    # 2 seeds, 500 + 1000 (~15 s)
     nice -n 10 python benchmarks/against_nuts.py --targets rough_well --power  # (~2 min)
+    nice -n 10 python benchmarks/against_nuts.py --targets rough_well --lifted --no-hmc
     nice -n 10 python benchmarks/against_nuts.py --grid gauss100 --seeds 3
     nice -n 10 python benchmarks/against_nuts.py --targets rough_well --beta 0.3 \\
         --n-leapfrog 30 --look-ahead 4 --target-prob 0.9 --seeds 5
@@ -56,6 +60,7 @@ from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hmc import Leapfrog
 from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.ladder import Ladder
+from ladder_mcmc.lifted_refresh import LiftedLeapfrog, LiftedQuantileRefresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.summary import rank_normalize
 from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
@@ -124,6 +129,15 @@ GRIDS = {
 POWER = {"a": 1.25, "beta": 0.2, "n_leapfrog": 30, "target_prob": 0.8, "heat": 1.0}
 POWER_STAGE1 = 0.75
 
+#: ``--lifted`` rows: :func:`run_power` with ``LIFTED["delta"]`` — the kinetic energy of
+#: :data:`POWER` (``a``, ``M``, target probability), the map
+#: :class:`~ladder_mcmc.lifted_refresh.LiftedLeapfrog`, and as the only refresh the lifted
+#: quantile refresh :class:`~ladder_mcmc.lifted_refresh.LiftedQuantileRefresh` with step
+#: ``delta`` in the quantile and relative ``jitter`` (0: fixed δ); ``beta > 0`` puts the
+#: partial refresh ``NormalizedMomentumRefresh(beta)`` before it. Chosen on seeds 0–4
+#: (docs/against-nuts.md, "Session 3").
+LIFTED = {"delta": 0.06, "jitter": 0.0, "beta": 0.0}
+
 
 def run_power(
     target_name: str,
@@ -137,10 +151,16 @@ def run_power(
     n_leapfrog: int = POWER["n_leapfrog"],
     beta: float = POWER["beta"],
     heat: float = POWER["heat"],
+    lift_delta: float | None = None,
+    lift_jitter: float = LIFTED["jitter"],
     keep_trace: bool = False,
 ) -> dict:
     """One run of the power-kinetic LAHMC (see :data:`POWER`); ``keep_trace`` adds the
-    :class:`~ladder_mcmc.trace.Trace` under ``"trace"`` (for tests)."""
+    :class:`~ladder_mcmc.trace.Trace` under ``"trace"`` (for tests).
+
+    ``lift_delta`` set: the lifted kernel of :data:`LIFTED` — ``LiftedLeapfrog`` and
+    ``LiftedQuantileRefresh(lift_delta, kin, lift_jitter)``, preceded by the partial
+    refresh only if ``beta > 0``."""
     target = TARGETS[target_name]()
     s = CHOSEN[target_name]
     rng = np.random.default_rng(seed)
@@ -151,11 +171,20 @@ def run_power(
     gauss, ks, warm1 = run_warmup(gauss, gauss.init(init, rng), n1, rng, target_prob=s.target_prob)
     inverse_mass = np.asarray(gauss.map.metric.inverse_mass, dtype=float)
     kin = PowerKinetic(a, inverse_mass)
-    if heat == 1:
+    if lift_delta is not None:
+        if heat != 1:
+            raise ValueError(f"the lifted kernel is not tempered; got heat={heat!r}")
+        leapfrog = LiftedLeapfrog(target, warm1.step_size, n_leapfrog, kin)
+        refresh = LiftedQuantileRefresh(lift_delta, kin, lift_jitter)
+        if beta > 0:
+            refresh = NormalizedMomentumRefresh(beta, kin) + refresh
+    elif heat == 1:
         leapfrog = Leapfrog(target, warm1.step_size, n_leapfrog, kin)
+        refresh = NormalizedMomentumRefresh(beta, kin)
     else:
         leapfrog = TemperedLeapfrog(target, warm1.step_size, n_leapfrog, kin, heat=heat)
-    kernel = Ladder(leapfrog, LookAheadRule(look_ahead), NormalizedMomentumRefresh(beta, kin))
+        refresh = NormalizedMomentumRefresh(beta, kin)
+    kernel = Ladder(leapfrog, LookAheadRule(look_ahead), refresh)
     ks = kernel.init(ks.state.x, rng)
     kernel, ks, warm2 = run_warmup(
         kernel, ks, n_warmup - n1, rng, target_prob=POWER["target_prob"], adapt_mass=False
@@ -171,6 +200,8 @@ def run_power(
             "kinetic_power": a,
             "beta": beta,
             "heat": heat,
+            "lift_delta": lift_delta,
+            "lift_jitter": lift_jitter if lift_delta is not None else None,
             "n_leapfrog": n_leapfrog,
             "look_ahead": look_ahead,
             "target_prob": POWER["target_prob"],
@@ -187,9 +218,35 @@ def run_power(
         "wall": wall,
         "variance": trace.positions.reshape(-1, target.dim).var(axis=0).tolist(),
     }
+    if target_name == "rough_well":
+        record.update(ripple_spells(trace.positions))
     if keep_trace:
         record["trace"] = trace
     return record
+
+
+def ripple_spells(x: np.ndarray, period: float = 4.0) -> dict:
+    """Free and trapped spells on the rough well, from the draws ``x`` (steps, chains, dim).
+
+    A coordinate is *free* in a step when it ends the step in another ripple cell
+    (``floor(x_i / period)``, the barriers of ``cos(π x/2)`` being at multiples of 4)
+    than it started. Returns the fraction of free steps and the mean length of the
+    free and of the trapped spells (maximal runs; runs cut by the ends of the trace
+    are left out).
+    """
+    cell = np.floor(x / period)
+    free = (cell[1:] != cell[:-1]).reshape(x.shape[0] - 1, -1).T  # (coordinate-chains, steps)
+    lengths: dict[bool, list[int]] = {True: [], False: []}
+    for row in free:
+        cuts = np.flatnonzero(row[1:] != row[:-1]) + 1
+        for start, end in zip(cuts[:-1], cuts[1:], strict=True):
+            lengths[bool(row[start])].append(int(end - start))
+    mean = {k: float(np.mean(v)) if v else float("nan") for k, v in lengths.items()}
+    return {
+        "free_fraction": float(free.mean()),
+        "free_spell": mean[True],
+        "trapped_spell": mean[False],
+    }
 
 
 def min_bulk_ess(x: np.ndarray) -> float:
@@ -270,13 +327,24 @@ def aggregate(rows: list[dict]) -> dict:
         "M": int(np.median([r["n_leapfrog_sampling"] for r in rows])),
         "flips": float(np.median([r["flip_fraction"] for r in rows])),
         "wall": float(np.median([r["wall"] for r in rows])),
+        "spells": (
+            "free {:.3f}, spells {:.1f} / {:.1f}".format(
+                *(float(np.median([r[k] for r in rows])) for k in SPELL_KEYS)
+            )
+            if all(k in rows[0] for k in SPELL_KEYS)
+            else ""
+        ),
     }
+
+
+SPELL_KEYS = ("free_fraction", "free_spell", "trapped_spell")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="2 seeds, 500 warm-up + 1000 draws")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per configuration (5)")
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first, first + 1, ...")
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--draws", type=int, default=None)
@@ -301,12 +369,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--power-heat", type=float, default=POWER["heat"], help="tempering heat of --power"
     )
+    ap.add_argument(
+        "--lifted",
+        action="store_true",
+        help="add rows with the lifted quantile refresh (ladder_mcmc.lifted_refresh; see LIFTED)",
+    )
+    ap.add_argument("--lift-delta", type=float, default=LIFTED["delta"], help="δ of --lifted")
+    ap.add_argument(
+        "--lift-jitter", type=float, default=LIFTED["jitter"], help="relative jitter of δ"
+    )
+    ap.add_argument(
+        "--lift-beta", type=float, default=LIFTED["beta"], help="partial refresh β of --lifted"
+    )
     ap.add_argument("--json", type=Path, help="write every run's record here")
     args = ap.parse_args(argv)
 
     n_seeds = args.seeds or (2 if args.quick else 5)
     n_warmup = args.warmup or (500 if args.quick else 1000)
     n_draws = args.draws or (1000 if args.quick else 2000)
+    seeds = range(args.first_seed, args.first_seed + n_seeds)
 
     jobs: list[tuple[str, str, Setting | int]] = []
     if args.grid:
@@ -328,6 +409,10 @@ def main(argv: list[str] | None = None) -> int:
                 jobs.append((name, "LAHMC pow", args.look_ahead or 4))
                 if not args.no_hmc:
                     jobs.append((name, "HMC pow", 1))
+            if args.lifted:
+                jobs.append((name, "LAHMC lift", -(args.look_ahead or 4)))
+                if not args.no_hmc:
+                    jobs.append((name, "HMC lift", -1))
 
     print(
         f"# {args.chains} chains x ({n_warmup} warm-up + {n_draws} draws), {n_seeds} seeds; "
@@ -344,17 +429,39 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     for name, kname, s in jobs:
         common = {"chains": args.chains, "n_warmup": n_warmup, "n_draws": n_draws}
-        if isinstance(s, int):  # power-kinetic rows: s = K
+        if isinstance(s, int) and s < 0:  # lifted rows: s = -K
+            pa, pm = args.power_a, args.power_n_leapfrog
+            ld, lj, lb = args.lift_delta, args.lift_jitter, args.lift_beta
+            rows = [
+                run_power(
+                    name,
+                    -s,
+                    seed,
+                    a=pa,
+                    n_leapfrog=pm,
+                    beta=lb,
+                    lift_delta=ld,
+                    lift_jitter=lj,
+                    **common,
+                )
+                for seed in seeds
+            ]
+            label = f"a={pa:g} δ={ld:g} M={pm} K={-s} p={POWER['target_prob']:g}"
+            if lj:
+                label += f" jit={lj:g}"
+            if lb:
+                label += f" β={lb:g}"
+        elif isinstance(s, int):  # power-kinetic rows: s = K
             pa, pm, pb, ph = args.power_a, args.power_n_leapfrog, args.power_beta, args.power_heat
             rows = [
                 run_power(name, s, seed, a=pa, n_leapfrog=pm, beta=pb, heat=ph, **common)
-                for seed in range(n_seeds)
+                for seed in seeds
             ]
             label = f"a={pa:g} β={pb:g} M={pm} K={s} p={POWER['target_prob']:g}"
             if ph != 1:
                 label += f" heat={ph:g}"
         else:
-            rows = [run_one(name, s, seed, rule=args.rule, **common) for seed in range(n_seeds)]
+            rows = [run_one(name, s, seed, rule=args.rule, **common) for seed in seeds]
             label = s.label()
         records.extend(rows)
         a = aggregate(rows)
@@ -362,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name:<11} {kname:<11} {label:<26} {a['step_size']:>8.3g} {a['M']:>4d} "
             f"{a['flips']:>6.3f} {a['per_1000']:>24} {a['per_1000_with_warmup']:>24} "
-            f"{a['wall']:>7.1f} {nuts[0]:>6g} ({nuts[1]:g})",
+            f"{a['wall']:>7.1f} {nuts[0]:>6g} ({nuts[1]:g})"
+            + (f"  {a['spells']}" if a["spells"] else ""),
             flush=True,
         )
     if args.json:
