@@ -149,7 +149,7 @@ def run_power(
     n_draws: int = 2000,
     a: float = POWER["a"],
     n_leapfrog: int = POWER["n_leapfrog"],
-    beta: float = POWER["beta"],
+    beta: float | None = None,
     heat: float = POWER["heat"],
     lift_delta: float | None = None,
     lift_jitter: float = LIFTED["jitter"],
@@ -160,7 +160,10 @@ def run_power(
 
     ``lift_delta`` set: the lifted kernel of :data:`LIFTED` — ``LiftedLeapfrog`` and
     ``LiftedQuantileRefresh(lift_delta, kin, lift_jitter)``, preceded by the partial
-    refresh only if ``beta > 0``."""
+    refresh only if ``beta > 0``. ``beta`` defaults to ``POWER["beta"]``, or to
+    ``LIFTED["beta"]`` for the lifted kernel."""
+    if beta is None:
+        beta = POWER["beta"] if lift_delta is None else LIFTED["beta"]
     target = TARGETS[target_name]()
     s = CHOSEN[target_name]
     rng = np.random.default_rng(seed)

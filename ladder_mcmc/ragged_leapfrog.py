@@ -88,6 +88,14 @@ def run(
     uniform ``u`` rides along), so that choosing between origin and rung, or
     restarting a chain, is one ``np.where`` on the whole batch.
     """
+    steps_done = recorder.steps_done
+    if (
+        kernel.rule.max_rungs == 1
+        and steps_done.size
+        and np.all(steps_done == steps_done[0])
+        and len(ks.direction) == recorder.n_chains
+    ):
+        return _run_in_step(kernel, ks, recorder, rng, on_progress, until)
     map_: Leapfrog = kernel.map
     target, metric = map_.target, map_.metric
     eps = float(map_.step_size)
@@ -273,6 +281,101 @@ def run(
 
 
 _FLOAT = np.dtype(float)
+
+
+def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
+    """:func:`run` for ``K = 1`` (HMC) with every chain at the same step.
+
+    With one rung every chain decides on every iteration, so the chains stay
+    in step and a step's origin is the state the rung starts from: no packed
+    origin, no stage, no chain leaves early. Plain contiguous arrays, the
+    textbook persistent-HMC loop plus the trace — and the same random numbers
+    and operations as the generic driver, draw for draw.
+    """
+    map_: Leapfrog = kernel.map
+    target, metric = map_.target, map_.metric
+    eps = float(map_.step_size)
+    half = 0.5 * eps
+    n_leapfrog = int(map_.n_steps)
+    identity = metric.inverse_mass is None
+    vel = metric.velocity
+    grad = target.grad
+    refresh = kernel.refresh
+    keep_coef = noise_coef = None
+    if refresh is not None and refresh.beta != 1:
+        keep_coef, noise_coef = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
+    sample_momentum = metric.sample_momentum
+
+    def minus_half_pp(p: np.ndarray) -> np.ndarray:
+        """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
+        if identity:
+            return np.einsum("ij,ij->i", p, p) * -0.5
+        return np.einsum("ij,ij->i", p, vel(p)) * -0.5
+
+    n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
+    state: PhaseState = ks.state
+    n, dim = state.x.shape
+    direction = np.asarray(ks.direction, dtype=np.int8)
+    x, e, g = state.x, state.energy, state.grad
+    p = direction[:, None].astype(float) * state.v
+    lp = np.asarray(ks.log_density, dtype=float)
+    u = rng.random(n)  # LookAheadRule.uniform
+    window = IterationBuffer(recorder, dim)
+    everyone = np.ones(n, dtype=bool)
+    iterations = n_steps - int(recorder.steps_done[0])
+    try:
+        for iteration in range(iterations):
+            # ---- the rung: Leapfrog.integrate on (x, d·v) -------------------
+            p1 = p - half * g
+            x1 = x
+            for _ in range(n_leapfrog - 1):
+                x1 = x1 + eps * (p1 if identity else vel(p1))
+                g1 = grad(x1)
+                if type(g1) is not np.ndarray or g1.dtype is not _FLOAT:
+                    g1 = np.asarray(g1, dtype=float)
+                p1 = p1 - eps * g1
+            x1 = x1 + eps * (p1 if identity else vel(p1))
+            e1, g1 = _energy_and_grad(target, x1)
+            p1 = p1 - half * g1
+            lp1 = minus_half_pp(p1) - e1
+            non_finite = None
+            total = np.add.reduce(lp1, None) + np.add.reduce(x1, None) + np.add.reduce(g1, None)
+            if not math.isfinite(total):
+                bad = ~(
+                    np.isfinite(lp1) & np.isfinite(x1).all(axis=1) & np.isfinite(g1).all(axis=1)
+                )
+                lp1 = np.where(bad, -np.inf, lp1)
+                non_finite = bad.astype(np.int64)
+            # ---- accept the rung, or flip ------------------------------------
+            stop = u < np.exp(lp1 - lp)
+            flip = ~stop
+            flip_col = flip[:, None]
+            x = np.where(flip_col, x, x1)
+            e = np.where(flip, e, e1)
+            g = np.where(flip_col, g, g1)
+            p = np.where(flip_col, -p, p1)
+            lp = np.where(flip, lp, lp1)
+            # ---- MomentumRefresh on the physical momentum -------------------
+            if refresh is not None:
+                noise = sample_momentum(rng, p.shape)
+                p = noise if keep_coef is None else keep_coef * p + noise_coef * noise
+                lp = minus_half_pp(p) - e
+            if window.push(iteration, everyone, iteration, stop, x, non_finite):
+                window.write()
+                if on_progress is not None:
+                    on_progress(recorder.completed())
+            u = rng.random(n)
+    except BaseException:
+        window.write()  # Ctrl-C (or an error in the target) keeps every finished step
+        raise
+    window.write()
+    recorder.flush()
+    if on_progress is not None:
+        on_progress(recorder.completed())
+    signs = np.where(window.flips % 2 == 1, -1, 1).astype(np.int8)
+    direction = signs * direction
+    v = direction[:, None].astype(float) * p
+    return LadderState(PhaseState(x=x, v=v, energy=e, grad=g), direction, lp, None)
 
 
 def _assemble(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], dim: int) -> LadderState:

@@ -78,6 +78,11 @@ CASES = {
     "thin=3": (lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, {"thin": 3}),
     "checkpoint blocks": (lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, {"checkpoint_every": 7}),
     "non-finite rungs": (lahmc(CLIFF, 1.0, 10, 0.1, 4), X_CLIFF, {}),
+    "hmc non-finite rungs": (hmc(CLIFF, 1.0, 10, 0.1), X_CLIFF, {}),
+    "hmc beta=1 dense mass": (hmc(GAUSS, 0.4, 3, 1.0, inverse_mass=DENSE), X_GAUSS, {}),
+    "hmc no refresh": (Ladder(Leapfrog(GAUSS, 0.3, 4), LookAheadRule(1), None), X_GAUSS, {}),
+    "hmc thin=3": (hmc(WELL, 1.0, 10, 0.1), X_WELL, {"thin": 3}),
+    "hmc checkpoint blocks": (hmc(WELL, 1.0, 10, 0.1), X_WELL, {"checkpoint_every": 7}),
 }
 
 
@@ -88,7 +93,7 @@ def test_specialised_driver_equals_the_generic_driver_bit_for_bit(case, monkeypa
     fast = _run(kernel, x0, 70, 3, True, monkeypatch, **kwargs)
     generic = _run(kernel, x0, 70, 3, False, monkeypatch, **kwargs)
     _assert_same_run(fast, generic)
-    if case == "non-finite rungs":
+    if "non-finite" in case:
         assert fast.non_finite > 0 and np.isfinite(fast.positions).all()
 
 
@@ -108,8 +113,11 @@ def test_small_windows_and_a_draws_file_change_nothing(monkeypatch, tmp_path):
         _assert_same_run(_run(kernel, X_WELL, 90, 8, True, monkeypatch, thin=thin), reference)
 
 
+@pytest.mark.parametrize("look_ahead", [1, 4])
 @pytest.mark.parametrize("direct", [False, True])
-def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(direct, monkeypatch):
+def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(
+    direct, look_ahead, monkeypatch
+):
     """Ctrl-C inside the target: the buffered iterations reach the trace (nothing lost)."""
     from ladder_mcmc import iteration_buffer
 
@@ -123,7 +131,7 @@ def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(direct, m
             raise KeyboardInterrupt
         return WELL.grad(x)
 
-    kernel = lahmc(FunctionTarget(WELL.energy, grad, dim=2), 1.0, 10, 0.1, 4)
+    kernel = lahmc(FunctionTarget(WELL.energy, grad, dim=2), 1.0, 10, 0.1, look_ahead)
     runs = []
     for specialised in (True, False):
         calls["n"] = 0
@@ -171,6 +179,24 @@ def _mutant_module(old: str, new: str) -> types.ModuleType:
     module.__dict__["__name__"] = "ragged_leapfrog_mutant"
     exec(compile(source.replace(old, new), "ragged_leapfrog_mutant", "exec"), module.__dict__)
     return module
+
+
+MUTANTS_IN_STEP = {
+    # HMC: the rejected chain keeps its momentum instead of flipping it
+    "hmc flip not negated": ("p = np.where(flip_col, -p, p1)", "p = np.where(flip_col, p, p1)"),
+    # HMC: the rejected chain keeps the log density of the rung
+    "hmc stale density": ("lp = np.where(flip, lp, lp1)", "lp = lp1"),
+}
+
+
+@pytest.mark.parametrize("name", list(MUTANTS_IN_STEP))
+def test_a_broken_in_step_driver_is_caught(name, monkeypatch):
+    kernel = Ladder(Leapfrog(CLIFF, 1.0, 10), LookAheadRule(1), None)
+    generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
+    monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module(*MUTANTS_IN_STEP[name]))
+    broken = sample(kernel, X_CLIFF, 70, seed=3)
+    with pytest.raises(AssertionError):
+        _assert_same_run(broken, generic)
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
