@@ -17,9 +17,20 @@ on plain arrays:
   rung ``a`` has ``u ≥ p(L^j ζ)/p(ζ)`` for every earlier ``j``, so
   ``u < min(1, max_{j≤a} p_j/p_0)`` (DESIGN §2) holds exactly when
   ``u < p_a/p_0``;
-* the number of map applications of a step is its stage plus one (the rungs
-  ``1..K`` are consecutive), and the non-finite counter is kept only once a
-  non-finite rung has been seen.
+* each chain's step origin is one row of a packed float array,
+  ``[x | -p | ∂E/∂x | E | log p | u]`` (stored as the flipped state ``F ζ``,
+  the only form in which it is ever used), and choosing between origin and
+  rung, or restarting the chains that decided, is one ``np.where`` on rows
+  viewed as ``np.void`` records;
+* the stage is the iteration minus the iteration the step started on; the
+  number of map applications is the stage plus one (the rungs ``1..K`` are
+  consecutive); the non-finite counter is kept only once a non-finite rung has
+  been seen; the steps go to the trace through an
+  :class:`~ladder_mcmc.iteration_buffer.IterationBuffer`, written also when a
+  ``KeyboardInterrupt`` stops the run;
+* with ``K = 1`` (HMC) and every chain at the same step, the chains stay in
+  step and a separate loop, :func:`_run_in_step`, runs on plain contiguous
+  arrays.
 
 It draws the same random numbers in the same order as the generic driver and
 does the same floating-point operations, so it returns the generic driver's
