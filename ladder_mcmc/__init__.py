@@ -10,6 +10,12 @@ from ladder_mcmc.hmc import Leapfrog, PhaseState, hmc, lahmc
 from ladder_mcmc.integrators import McLachlan2, Yoshida4
 from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.ladder import Ladder, LadderState, LookAhead, StepInfo
+from ladder_mcmc.lifted_refresh import (
+    LiftedLeapfrog,
+    LiftedPhaseState,
+    LiftedQuantileRefresh,
+    LiftResampleRefresh,
+)
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.persistent_uniform import PersistentUniformRule
@@ -34,6 +40,10 @@ __all__ = [
     "Ladder",
     "LadderState",
     "Leapfrog",
+    "LiftResampleRefresh",
+    "LiftedLeapfrog",
+    "LiftedPhaseState",
+    "LiftedQuantileRefresh",
     "LookAhead",
     "LookAheadRule",
     "McLachlan2",
