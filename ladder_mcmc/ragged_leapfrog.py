@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
+import attrs
 import numpy as np
 
 from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
@@ -107,24 +109,8 @@ def run(
         and len(ks.direction) == recorder.n_chains
     ):
         return _run_in_step(kernel, ks, recorder, rng, on_progress, until)
-    map_: Leapfrog = kernel.map
-    target, metric = map_.target, map_.metric
-    eps = float(map_.step_size)
-    half = 0.5 * eps
-    n_leapfrog = int(map_.n_steps)
-    identity = metric.inverse_mass is None
-    vel = metric.velocity
-    grad = target.grad
+    kp = _Parameters.of(kernel)
     last = int(kernel.rule.max_rungs) - 1
-    refresh = kernel.refresh
-    keep_coef = noise_coef = None
-    if refresh is not None and refresh.beta != 1:
-        keep_coef, noise_coef = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
-    sample_momentum = metric.sample_momentum
-
-    def half_pp(p: np.ndarray) -> np.ndarray:
-        """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
-        return np.einsum("ij,ij->i", p, vel(p)) * -0.5
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     steps_done = recorder.steps_done.astype(np.int64)
@@ -186,19 +172,9 @@ def run(
         while chain_id.size:
             iteration += 1
             # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) -------
-            p = pc - half * gc
-            x = xc
-            for _ in range(n_leapfrog - 1):
-                x = x + eps * (p if identity else vel(p))
-                g = grad(x)
-                if type(g) is not np.ndarray or g.dtype is not _FLOAT:
-                    g = np.asarray(g, dtype=float)
-                p = p - eps * g
-            x = x + eps * (p if identity else vel(p))
-            e, g = _energy_and_grad(target, x)
-            p = p - half * g
+            x, p, e, g = kp.rung(xc, pc, gc)
             # log p of the rung, -(E + ½pᵀM⁻¹p) computed as (-½pᵀM⁻¹p) - E
-            lp = (np.einsum("ij,ij->i", p, p) * -0.5 if identity else half_pp(p)) - e
+            lp = kp.minus_half_pp(p) - e
             rung = np.concatenate((x, p, g, e[:, None], lp[:, None], lp[:, None]), axis=1)
             # ---- density zero for a non-finite rung (quiet_log_density_of) -------
             if math.isfinite(np.add.reduce(rung, None)):
@@ -228,13 +204,11 @@ def run(
             nxt = np.where(flip[:, None], origin.view(row), rung.view(row)).view(np.float64)
             # ---- MomentumRefresh on the physical momentum -----------------------
             p_nxt = nxt[:, cp]
-            if refresh is None:
-                p_ref = p_nxt.copy()
+            if kp.refresh:
+                p_ref = kp.refreshed(p_nxt, rng)
+                np.subtract(kp.minus_half_pp(p_ref), nxt[:, ce], out=nxt[:, clp])
             else:
-                noise = sample_momentum(rng, p_nxt.shape)
-                p_ref = noise if keep_coef is None else keep_coef * p_nxt + noise_coef * noise
-                kin = np.einsum("ij,ij->i", p_ref, p_ref) * -0.5 if identity else half_pp(p_ref)
-                np.subtract(kin, nxt[:, ce], out=nxt[:, clp])
+                p_ref = p_nxt.copy()
             xc, gc = nxt[:, cx], nxt[:, cg]
             if (
                 columns is None and non_finite is None and not direct
@@ -294,6 +268,65 @@ def run(
 _FLOAT = np.dtype(float)
 
 
+@attrs.frozen
+class _Parameters:
+    """What the loops need of a leapfrog look-ahead kernel, with its operations."""
+
+    target: Any
+    eps: float
+    n_leapfrog: int
+    velocity: Any  # the metric's M⁻¹p, None for the identity
+    sample_momentum: Any
+    refresh: bool
+    keep_coef: float | None  # √(1−β), None for a full refresh
+    noise_coef: float | None  # √β
+
+    @classmethod
+    def of(cls, kernel: Ladder) -> _Parameters:
+        map_: Leapfrog = kernel.map
+        metric, refresh = map_.metric, kernel.refresh
+        keep = noise = None
+        if refresh is not None and refresh.beta != 1:
+            keep, noise = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
+        return cls(
+            map_.target,
+            float(map_.step_size),
+            int(map_.n_steps),
+            None if metric.inverse_mass is None else metric.velocity,
+            metric.sample_momentum,
+            refresh is not None,
+            keep,
+            noise,
+        )
+
+    def rung(self, x, p, g):
+        """``Leapfrog.integrate`` on ``(x, p, ∂E/∂x)``, operation for operation.
+
+        ``p = d·v`` is the physical momentum. Returns the rung's ``(x, p, E, ∂E/∂x)``.
+        """
+        eps, velocity, grad = self.eps, self.velocity, self.target.grad
+        half = 0.5 * eps
+        p = p - half * g
+        for _ in range(self.n_leapfrog - 1):
+            x = x + eps * (p if velocity is None else velocity(p))
+            g = grad(x)
+            if type(g) is not np.ndarray or g.dtype is not _FLOAT:
+                g = np.asarray(g, dtype=float)
+            p = p - eps * g
+        x = x + eps * (p if velocity is None else velocity(p))
+        e, g = _energy_and_grad(self.target, x)
+        return x, p - half * g, e, g
+
+    def minus_half_pp(self, p: np.ndarray) -> np.ndarray:
+        """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
+        return np.einsum("ij,ij->i", p, p if self.velocity is None else self.velocity(p)) * -0.5
+
+    def refreshed(self, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``MomentumRefresh`` on the physical momentum: ``√(1−β) p + √β n``."""
+        noise = self.sample_momentum(rng, p.shape)
+        return noise if self.keep_coef is None else self.keep_coef * p + self.noise_coef * noise
+
+
 def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
     """:func:`run` for ``K = 1`` (HMC) with every chain at the same step.
 
@@ -303,25 +336,7 @@ def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
     textbook persistent-HMC loop plus the trace — and the same random numbers
     and operations as the generic driver, draw for draw.
     """
-    map_: Leapfrog = kernel.map
-    target, metric = map_.target, map_.metric
-    eps = float(map_.step_size)
-    half = 0.5 * eps
-    n_leapfrog = int(map_.n_steps)
-    identity = metric.inverse_mass is None
-    vel = metric.velocity
-    grad = target.grad
-    refresh = kernel.refresh
-    keep_coef = noise_coef = None
-    if refresh is not None and refresh.beta != 1:
-        keep_coef, noise_coef = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
-    sample_momentum = metric.sample_momentum
-
-    def minus_half_pp(p: np.ndarray) -> np.ndarray:
-        """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
-        if identity:
-            return np.einsum("ij,ij->i", p, p) * -0.5
-        return np.einsum("ij,ij->i", p, vel(p)) * -0.5
+    kp = _Parameters.of(kernel)
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     state: PhaseState = ks.state
@@ -337,18 +352,8 @@ def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
     try:
         for iteration in range(iterations):
             # ---- the rung: Leapfrog.integrate on (x, d·v) -------------------
-            p1 = p - half * g
-            x1 = x
-            for _ in range(n_leapfrog - 1):
-                x1 = x1 + eps * (p1 if identity else vel(p1))
-                g1 = grad(x1)
-                if type(g1) is not np.ndarray or g1.dtype is not _FLOAT:
-                    g1 = np.asarray(g1, dtype=float)
-                p1 = p1 - eps * g1
-            x1 = x1 + eps * (p1 if identity else vel(p1))
-            e1, g1 = _energy_and_grad(target, x1)
-            p1 = p1 - half * g1
-            lp1 = minus_half_pp(p1) - e1
+            x1, p1, e1, g1 = kp.rung(x, p, g)
+            lp1 = kp.minus_half_pp(p1) - e1
             non_finite = None
             total = np.add.reduce(lp1, None) + np.add.reduce(x1, None) + np.add.reduce(g1, None)
             if not math.isfinite(total):
@@ -367,10 +372,9 @@ def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
             p = np.where(flip_col, -p, p1)
             lp = np.where(flip, lp, lp1)
             # ---- MomentumRefresh on the physical momentum -------------------
-            if refresh is not None:
-                noise = sample_momentum(rng, p.shape)
-                p = noise if keep_coef is None else keep_coef * p + noise_coef * noise
-                lp = minus_half_pp(p) - e
+            if kp.refresh:
+                p = kp.refreshed(p, rng)
+                lp = kp.minus_half_pp(p) - e
             if window.push(iteration, everyone, iteration, stop, x, non_finite):
                 window.write()
                 if on_progress is not None:

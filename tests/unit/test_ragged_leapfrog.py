@@ -163,7 +163,7 @@ MUTANTS = {
         "done = stop | (start == iteration - last + 1)",
     ),
     # a full kick at the end of the rung
-    "leapfrog end kick": ("p = p - half * g\n", "p = p - eps * g\n"),
+    "leapfrog end kick": ("return x, p - half * g, e, g", "return x, p - eps * g, e, g"),
     # non-finite rungs not counted
     "non-finite uncounted": (
         "non_finite = np.where(start == iteration, 0, non_finite) + bad",
