@@ -101,7 +101,7 @@ def run(
     uniform ``u`` rides along), so that choosing between origin and rung, or
     restarting a chain, is one ``np.where`` on the whole batch.
     """
-    steps_done = recorder.steps_done
+    steps_done = recorder.steps_done.astype(np.int64)
     if (
         kernel.rule.max_rungs == 1
         and steps_done.size
@@ -113,7 +113,6 @@ def run(
     last = int(kernel.rule.max_rungs) - 1
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
-    steps_done = recorder.steps_done.astype(np.int64)
     chain_id = np.arange(len(steps_done))
     state: PhaseState = ks.state
     n, dim = state.x.shape
@@ -138,9 +137,6 @@ def run(
     start = np.ones(n, dtype=np.int64)
     non_finite = None  # per-chain counter, kept once a non-finite rung is seen
     window = IterationBuffer(recorder, dim)
-    capacity, direct = window.capacity, window.direct
-    w_iteration, w_done, w_start = window.iteration, window.done, window.start
-    w_stop, w_draw = window.stop, window.draw
     all_done = np.ones(n, dtype=bool)
     steps_now = None  # each chain's finished steps, kept up to date near the end
 
@@ -157,14 +153,13 @@ def run(
         origin, xc, gc, pc = origin[keep], xc[keep], gc[keep], pc[keep]
         if non_finite is not None:
             non_finite = non_finite[keep]
-        steps_now = steps_now[keep]
+        if steps_now is not None:
+            steps_now = steps_now[keep]
         all_done = all_done[keep]
         columns = chain_id
 
-    steps_now = steps_done
     if np.any(steps_done >= n_steps):
         retire(steps_done >= n_steps)
-    steps_now = None
     # a step takes at least one iteration: no chain can finish before this one
     iteration, check_from = 0, n_steps - (int(steps_done.max()) if steps_done.size else 0)
 
@@ -210,21 +205,7 @@ def run(
             else:
                 p_ref = p_nxt.copy()
             xc, gc = nxt[:, cx], nxt[:, cg]
-            if (
-                columns is None and non_finite is None and not direct
-            ):  # IterationBuffer.push, inline
-                i = window.rows
-                w_iteration[i], w_done[i], w_start[i], w_stop[i], w_draw[i] = (
-                    iteration,
-                    done,
-                    start,
-                    stop,
-                    xc,
-                )
-                window.rows = i + 1
-                full = i + 1 == capacity
-            else:
-                full = window.push(iteration, done, start, stop, xc, non_finite, columns)
+            full = window.push(iteration, done, start, stop, xc, non_finite, columns)
             if everyone:
                 pc = p_ref
                 np.negative(p_ref, out=nxt[:, cp])

@@ -71,6 +71,14 @@ class _Run:
     draws_file: Path | None = None  # where the draws are streamed (sample(draws_file=...))
 
 
+def _check_writable_folder(what: str, path: Path) -> None:
+    """Refuse a file ``path`` whose folder does not exist or cannot be written to."""
+    if not path.parent.is_dir():
+        raise ValueError(f"{what} folder {str(path.parent)!r} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise ValueError(f"{what} folder {str(path.parent)!r} is not writable")
+
+
 def _check_checkpoint_target(path: Path) -> None:
     """Refuse, before any sampling, a checkpoint path that would overwrite a file or fail."""
     if path.exists():
@@ -78,10 +86,7 @@ def _check_checkpoint_target(path: Path) -> None:
             f"checkpoint {str(path)!r} already exists: continue it with "
             "ladder_mcmc.resume(path, kernel), or remove it first"
         )
-    if not path.parent.is_dir():
-        raise ValueError(f"checkpoint folder {str(path.parent)!r} does not exist")
-    if not os.access(path.parent, os.W_OK):
-        raise ValueError(f"checkpoint folder {str(path.parent)!r} is not writable")
+    _check_writable_folder("checkpoint", path)
 
 
 def _save(run: _Run) -> None:
@@ -149,10 +154,7 @@ def _check_draws_file(
                 f"draws_file {str(draws_file_path(path, leaf))!r} already exists; "
                 "remove it or choose another"
             )
-    if not path.parent.is_dir():
-        raise ValueError(f"draws_file folder {str(path.parent)!r} does not exist")
-    if not os.access(path.parent, os.W_OK):
-        raise ValueError(f"draws_file folder {str(path.parent)!r} is not writable")
+    _check_writable_folder("draws_file", path)
     return path
 
 
