@@ -134,9 +134,11 @@ POWER_STAGE1 = 0.75
 #: :class:`~ladder_mcmc.lifted_refresh.LiftedLeapfrog`, and as the only refresh the lifted
 #: quantile refresh :class:`~ladder_mcmc.lifted_refresh.LiftedQuantileRefresh` with step
 #: ``delta`` in the quantile and relative ``jitter`` (0: fixed δ); ``beta > 0`` puts the
-#: partial refresh ``NormalizedMomentumRefresh(beta)`` before it. Chosen on seeds 0–4
-#: (docs/against-nuts.md, "Session 3").
-LIFTED = {"delta": 0.06, "jitter": 0.0, "beta": 0.0}
+#: partial refresh ``NormalizedMomentumRefresh(beta)`` before it; ``target_prob`` is the
+#: second warm-up stage's target probability (the power rows use ``POWER["target_prob"]``).
+#: ``delta`` chosen on seeds 0–4 (docs/against-nuts.md, "Search 2"), ``target_prob`` on
+#: seeds 0–4 and confirmed on fresh seeds 10–19 ("Search 3").
+LIFTED = {"delta": 0.06, "jitter": 0.0, "beta": 0.0, "target_prob": 0.7}
 
 
 def run_power(
@@ -153,6 +155,7 @@ def run_power(
     heat: float = POWER["heat"],
     lift_delta: float | None = None,
     lift_jitter: float = LIFTED["jitter"],
+    target_prob: float | None = None,
     keep_trace: bool = False,
 ) -> dict:
     """One run of the power-kinetic LAHMC (see :data:`POWER`); ``keep_trace`` adds the
@@ -160,10 +163,14 @@ def run_power(
 
     ``lift_delta`` set: the lifted kernel of :data:`LIFTED` — ``LiftedLeapfrog`` and
     ``LiftedQuantileRefresh(lift_delta, kin, lift_jitter)``, preceded by the partial
-    refresh only if ``beta > 0``. ``beta`` defaults to ``POWER["beta"]``, or to
-    ``LIFTED["beta"]`` for the lifted kernel."""
+    refresh only if ``beta > 0``. ``beta`` and ``target_prob`` (the second warm-up
+    stage's target probability) default to ``POWER``'s, or to ``LIFTED``'s for the lifted
+    kernel."""
+    defaults = POWER if lift_delta is None else LIFTED
     if beta is None:
-        beta = POWER["beta"] if lift_delta is None else LIFTED["beta"]
+        beta = defaults["beta"]
+    if target_prob is None:
+        target_prob = defaults["target_prob"]
     target = TARGETS[target_name]()
     s = CHOSEN[target_name]
     rng = np.random.default_rng(seed)
@@ -190,7 +197,7 @@ def run_power(
     kernel = Ladder(leapfrog, LookAheadRule(look_ahead), refresh)
     ks = kernel.init(ks.state.x, rng)
     kernel, ks, warm2 = run_warmup(
-        kernel, ks, n_warmup - n1, rng, target_prob=POWER["target_prob"], adapt_mass=False
+        kernel, ks, n_warmup - n1, rng, target_prob=target_prob, adapt_mass=False
     )
     trace = sample(kernel, ks, n_draws, seed=rng)
     wall = time.perf_counter() - start
@@ -205,7 +212,7 @@ def run_power(
             "lift_jitter": lift_jitter if lift_delta is not None else None,
             "n_leapfrog": n_leapfrog,
             "look_ahead": look_ahead,
-            "target_prob": POWER["target_prob"],
+            "target_prob": target_prob,
         },
         "seed": seed,
         "n_leapfrog_sampling": int(n_leapfrog),
@@ -382,6 +389,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--lift-beta", type=float, default=LIFTED["beta"], help="partial refresh β of --lifted"
     )
+    ap.add_argument(
+        "--lift-target-prob",
+        type=float,
+        default=LIFTED["target_prob"],
+        help="second-stage warm-up target probability of --lifted",
+    )
     ap.add_argument("--json", type=Path, help="write every run's record here")
     args = ap.parse_args(argv)
 
@@ -433,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(s, int) and s < 0:  # lifted rows: s = -K
             pa, pm = args.power_a, args.power_n_leapfrog
             ld, lj, lb = args.lift_delta, args.lift_jitter, args.lift_beta
+            lp = args.lift_target_prob
             rows = [
                 run_power(
                     name,
@@ -443,11 +457,12 @@ def main(argv: list[str] | None = None) -> int:
                     beta=lb,
                     lift_delta=ld,
                     lift_jitter=lj,
+                    target_prob=lp,
                     **common,
                 )
                 for seed in seeds
             ]
-            label = f"a={pa:g} δ={ld:g} M={pm} K={-s} p={POWER['target_prob']:g}"
+            label = f"a={pa:g} δ={ld:g} M={pm} K={-s} p={lp:g}"
             if lj:
                 label += f" jit={lj:g}"
             if lb:
