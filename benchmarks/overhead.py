@@ -10,9 +10,11 @@ per chain-gradient (seconds / (chains × gradient evaluations per chain)) of
 * ``hmc`` and ``lahmc`` (K = 4) from ``ladder_mcmc``, each under both schedules
   (``ragged``, the default, and ``synchronous``), timed around the whole
   ``sample`` call (trace included). ``ragged`` runs these kernels on the
-  specialised driver (``ladder_mcmc.ragged_leapfrog``); ``ragged generic``
-  forces the generic driver every other kernel (a user's own map, rule or
-  refresh) runs on — the same draws, bit for bit,
+  specialised driver (``ladder_mcmc.ragged_leapfrog``) with its bookkeeping
+  compiled by numba (``ladder_mcmc.ragged_numba``, the ``fast`` extra; the
+  numpy bookkeeping when numba is absent); ``ragged numpy`` forces the numpy
+  bookkeeping; ``ragged generic`` forces the generic driver every other kernel
+  (a user's own map, rule or refresh) runs on — the same draws, bit for bit,
 
 and prints each one divided by ``bare``. The methods are measured in alternating
 rounds (the order rotates every round) and the best of the rounds is kept, so
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import importlib.util
 import os
 import platform
 import sys
@@ -102,6 +105,17 @@ def _time_bare(target, x0, n_steps, seed, n_leapfrog=N_LEAPFROG):
 
 
 @contextlib.contextmanager
+def _compiled(on: bool):
+    """Force the specialised driver's bookkeeping: compiled (numba) or numpy."""
+    before = ragged_leapfrog.COMPILED
+    ragged_leapfrog.COMPILED = on and importlib.util.find_spec("numba") is not None
+    try:
+        yield
+    finally:
+        ragged_leapfrog.COMPILED = before
+
+
+@contextlib.contextmanager
 def _generic_driver():
     """Run the generic ragged driver even where the specialised one applies."""
     applies_to = ragged_leapfrog.applies_to
@@ -116,12 +130,27 @@ def _time_library(kernel, schedule, x0, n_steps, seed):
     if schedule == "ragged generic":
         with _generic_driver():
             return _time_library(kernel, "ragged", x0, n_steps, seed)
+    if schedule in ("ragged", "ragged numpy"):
+        with _compiled(schedule == "ragged"):
+            return _time(kernel, "ragged", x0, n_steps, seed)
+    return _time(kernel, schedule, x0, n_steps, seed)
+
+
+def _time(kernel, schedule, x0, n_steps, seed):
     start = _clock()
     trace = sample(kernel, x0, n_steps, seed=seed, schedule=schedule)
     # the sum is taken after the clock stops but is part of the trace's meaning
     wall, cpu = _clock()
     grads = trace.grad_evals.sum()
     return (wall - start[0]) / grads, (cpu - start[1]) / grads
+
+
+def _numba_version() -> str:
+    if importlib.util.find_spec("numba") is None:
+        return "not installed (ragged = ragged numpy)"
+    import numba
+
+    return numba.__version__
 
 
 def machine_facts() -> list[str]:
@@ -133,6 +162,7 @@ def machine_facts() -> list[str]:
         f"python          : {platform.python_version()}",
         f"numpy           : {np.__version__}",
         f"ladder_mcmc     : {ladder_mcmc.__version__}",
+        f"numba           : {_numba_version()}",
     ]
     try:
         from threadpoolctl import threadpool_info
@@ -183,9 +213,14 @@ def run(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = No
         methods = {
             "bare": None,
             "hmc ragged": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "ragged"),
+            "hmc ragged numpy": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "ragged numpy"),
             "hmc ragged generic": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "ragged generic"),
             "hmc synchronous": (hmc(target, STEP_SIZE, N_LEAPFROG, BETA), "synchronous"),
             "lahmc ragged": (lahmc(target, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD), "ragged"),
+            "lahmc ragged numpy": (
+                lahmc(target, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD),
+                "ragged numpy",
+            ),
             "lahmc ragged generic": (
                 lahmc(target, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD),
                 "ragged generic",
@@ -199,6 +234,9 @@ def run(rounds: int, seconds: float, seed: int = 0, which: list[str] | None = No
         probe = min(_time_bare(target, x0, 20, seed)[1] for _ in range(3))
         n_steps = max(50, int(seconds / (probe * CHAINS * N_LEAPFROG)))
         names = list(methods)
+        for m in names:  # imports and numba's cache load, outside the timings
+            if methods[m] is not None:
+                _time_library(*methods[m][:1], methods[m][1], x0, 5, seed)
         times: dict[str, list[tuple[float, float]]] = {m: [] for m in names}
         for r in range(rounds):
             order = names[r % len(names) :] + names[: r % len(names)]

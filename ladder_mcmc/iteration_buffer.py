@@ -25,6 +25,9 @@ import numpy as np
 
 from ladder_mcmc.trace import Recorder
 
+#: rows of :attr:`IterationBuffer.block` (and of a compiled driver's per-chain state)
+START, NON_FINITE, STOP, DONE = 0, 1, 2, 3
+
 #: largest buffer of draws, bytes (the window shrinks for wide batches)
 MAX_BYTES = 1 << 23
 #: above this many bytes of draws per window, draws go straight to the trace
@@ -49,19 +52,28 @@ class IterationBuffer:
         Length of a draw.
     capacity : int
         Iterations per window (fewer if the draws would exceed ``MAX_BYTES``).
+    direct : bool or None
+        Write draws straight to the trace on every iteration instead of
+        buffering them; ``None``: when a window of draws would exceed
+        ``DIRECT_BYTES`` (right for the numpy driver, whose per-iteration
+        copies into a large window miss the caches; the compiled driver
+        buffers always, measured faster in ``docs/performance.md``).
     """
 
-    def __init__(self, recorder: Recorder, dim: int, capacity: int = 64) -> None:
+    def __init__(
+        self, recorder: Recorder, dim: int, capacity: int = 64, direct: bool | None = None
+    ) -> None:
         self.recorder = recorder
         n = recorder.n_chains
         self.capacity = max(4, min(capacity, MAX_BYTES // max(1, 8 * n * dim)))
         c = self.capacity
-        self.direct = 8 * c * n * dim > DIRECT_BYTES
+        self.direct = 8 * c * n * dim > DIRECT_BYTES if direct is None else direct
         self.steps_done = recorder.steps_done.astype(np.int64)
         self.flips = np.zeros(n, dtype=np.int64)
-        self.done = np.zeros((c, n), dtype=bool)
-        self.start = np.zeros((c, n), dtype=np.int64)
-        self.stop = np.zeros((c, n), dtype=bool)
+        # one block, so that a compiled loop takes the window's rows as one
+        # argument (rows START, NON_FINITE, STOP, DONE; stop and done are 0/1)
+        self.block = np.zeros((4, c, n), dtype=np.int64)
+        self.start, self.non_finite, self.stop, self.done = self.block
         self.draw = np.zeros((1 if self.direct else c, n, dim))
         # each chain's draw as one record: a boolean gather of records copies
         # whole rows (0.23 ms for 64 × 100 draws of 100 floats, against 0.37 ms
@@ -69,10 +81,13 @@ class IterationBuffer:
         self._draw_rows = self.draw.view(np.dtype((np.void, 8 * dim)))[..., 0]
         self._next_step = self.steps_done.copy()  # direct draws: each chain's next step
         self._all = np.arange(n)
-        self.non_finite = np.zeros((c, n), dtype=np.int64)
+        #: every chain's column, for writers that fill a row themselves
+        self.all_columns = self._all
         self.iteration = np.zeros((c, 1), dtype=np.int64)
         self.rows = 0
         self._nf_dirty = False
+        #: a compiled ``write`` (``writer(buffer) -> bool``, False when it cannot)
+        self.writer = None
 
     def push(self, iteration: int, done, start, stop, draw, non_finite=None, columns=None) -> bool:
         """Copy one iteration in; True when the buffer is full (call :meth:`write`).
@@ -107,6 +122,22 @@ class IterationBuffer:
         self.rows = i + 1
         return self.rows == self.capacity
 
+    def pushed(self, iteration: int, non_finite: bool) -> bool:
+        """Complete a row whose chain columns a compiled loop has filled; True when full.
+
+        The loop (:func:`ladder_mcmc.ragged_numba._restart`, on a buffer built
+        with ``direct=False``) wrote row :attr:`rows` of :attr:`block` (done,
+        start, stop, non-finite counts) and of the draws. This records the
+        iteration and marks the non-finite counts as worth reading
+        (``non_finite``: some rung has been non-finite).
+        """
+        i = self.rows
+        self.iteration[i] = iteration
+        if non_finite:
+            self._nf_dirty = True
+        self.rows = i + 1
+        return self.rows == self.capacity
+
     def pending_steps(self) -> np.ndarray:
         """Each chain's finished steps, the buffered iterations included."""
         return self.steps_done + self.done[: self.rows].sum(axis=0)
@@ -120,7 +151,9 @@ class IterationBuffer:
         k = self.rows
         if k == 0:
             return
-        done = self.done[:k]
+        if self.writer is not None and self.writer(self):
+            return
+        done = self.done[:k] != 0
         count = np.cumsum(done, axis=0)
         steps = (self.steps_done + count - done)[done]
         chains = np.nonzero(done)[1]
@@ -139,7 +172,7 @@ class IterationBuffer:
         steps_done = self.steps_done + count[-1]
         recorder.steps_done[:] = steps_done
         # the buffer's own counts change only now
-        self.flips += (done & ~self.stop[:k]).sum(axis=0)
+        self.flips += (done & (self.stop[:k] == 0)).sum(axis=0)
         self.steps_done = steps_done
         if self._nf_dirty:
             self.non_finite[:k] = 0

@@ -12,6 +12,17 @@ import attrs
 import numpy as np
 
 
+def _row_dot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", a, b)
+
+
+#: ``row_dot(a, b)[i] = Σ_j a[i, j] b[i, j]`` for real (chains, dim) arrays: the
+#: ``vecdot`` ufunc where numpy has it (numpy ≥ 2; about half the call cost of
+#: ``einsum`` on a small batch), ``einsum`` before. Every kinetic energy of the
+#: package goes through it, so the drivers agree to the last bit.
+row_dot = getattr(np, "vecdot", _row_dot_einsum)
+
+
 def _as_inverse_mass(value: object) -> np.ndarray | None:
     if value is None:
         return None
@@ -68,7 +79,7 @@ class Metric:
 
     def kinetic(self, v: np.ndarray) -> np.ndarray:
         """``½ vᵀ M⁻¹ v`` per chain, shape (chains,)."""
-        return 0.5 * np.einsum("ij,ij->i", v, self.velocity(v))
+        return 0.5 * row_dot(v, self.velocity(v))
 
     def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         """Draws from ``N(0, M)``, shape (chains, dim)."""

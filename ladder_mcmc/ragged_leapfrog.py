@@ -41,7 +41,10 @@ gain is in ``docs/performance.md``.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -51,9 +54,39 @@ import numpy as np
 from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
 from ladder_mcmc.iteration_buffer import IterationBuffer
 from ladder_mcmc.ladder import Ladder, LadderState
+from ladder_mcmc.metrics import row_dot
 from ladder_mcmc.refresh import MomentumRefresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.trace import Recorder
+
+#: Run the per-chain bookkeeping compiled (:mod:`ladder_mcmc.ragged_numba`)? ``True`` or
+#: ``False`` decide; ``None`` (the default) leaves it to :func:`compiled`. The draws
+#: are the same either way, bit for bit; only the time differs.
+COMPILED: bool | None = None
+
+#: with ``COMPILED = None``, runs of at least this many steps per chain use the
+#: compiled bookkeeping (importing numba and loading its cache costs about 0.7 s
+#: once per process, compiling about 5 s once per installation; the bookkeeping
+#: saves some tens of microseconds per iteration: docs/performance.md)
+COMPILE_FROM_STEPS = 10_000
+
+
+def compiled(n_steps: int = COMPILE_FROM_STEPS) -> bool:
+    """Whether :func:`run` uses the numba-compiled bookkeeping for a run of ``n_steps`` steps.
+
+    :data:`COMPILED` if set; else the environment variable ``LADDER_MCMC_NUMBA``
+    (``"1"``: always, ``"0"``: never) if set; else whenever numba is installed
+    and either the run has at least :data:`COMPILE_FROM_STEPS` steps or the
+    compiled module is loaded already (its cost paid).
+    """
+    if COMPILED is not None:
+        return COMPILED
+    env = os.environ.get("LADDER_MCMC_NUMBA")
+    if env in ("0", "1"):
+        return env == "1" and importlib.util.find_spec("numba") is not None
+    if "ladder_mcmc.ragged_numba" in sys.modules:
+        return True
+    return n_steps >= COMPILE_FROM_STEPS and importlib.util.find_spec("numba") is not None
 
 
 def applies_to(kernel: Ladder) -> bool:
@@ -101,6 +134,10 @@ def run(
     uniform ``u`` rides along), so that choosing between origin and rung, or
     restarting a chain, is one ``np.where`` on the whole batch.
     """
+    if compiled(recorder.n_steps - int(recorder.completed())):
+        from ladder_mcmc import ragged_numba
+
+        return ragged_numba.run(kernel, ks, recorder, rng, on_progress, until)
     steps_done = recorder.steps_done.astype(np.int64)
     if (
         kernel.rule.max_rungs == 1
@@ -300,7 +337,7 @@ class _Parameters:
 
     def minus_half_pp(self, p: np.ndarray) -> np.ndarray:
         """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
-        return np.einsum("ij,ij->i", p, p if self.velocity is None else self.velocity(p)) * -0.5
+        return row_dot(p, p if self.velocity is None else self.velocity(p)) * -0.5
 
     def refreshed(self, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """``MomentumRefresh`` on the physical momentum: ``√(1−β) p + √β n``."""

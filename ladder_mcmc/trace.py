@@ -223,6 +223,29 @@ class Recorder:
         if keep is None or keep.any():
             self._write_draws(steps, chains, draw, keep)
 
+    def draw_rows(self, draw: Any) -> np.ndarray | None:
+        """The kept draws as one C-contiguous ``(n_kept * n_chains, ...)`` array, or None.
+
+        For writers that fill the trace themselves (the compiled ragged
+        driver): step ``s`` of chain ``c``, when ``thin`` keeps it
+        (``(s + 1) % thin == 0``), goes to row ``((s + 1) // thin - 1) * n_chains + c``.
+        ``draw`` is one batch of draws, the template of the first allocation
+        (made here: ask only when a draw is to be kept). None when the draws
+        are not one such array (a tree of draws, or an allocator's
+        non-contiguous array): use :meth:`record` then. After writing, call
+        :meth:`record_written`.
+        """
+        if not isinstance(draw, np.ndarray):
+            return None
+        self._store(draw)
+        return self._flat_draws
+
+    def record_written(self, steps_done: np.ndarray) -> None:
+        """Every chain has ``steps_done`` steps: statistics and draws written in place."""
+        self.steps_done[:] = steps_done
+        if self._mapped:
+            self._release(self.completed())
+
     def _store(self, draw: Any) -> Any:
         """The draw arrays, allocated (by ``allocate``) on the first kept draw."""
         if self.draws is None:

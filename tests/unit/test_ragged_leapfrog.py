@@ -7,13 +7,18 @@ applications, non-finite counts and final kernel state, bit for bit. The
 generic driver is itself checked in law against the synchronous driver
 (tests/statistical/test_drivers.py) and exactly on finite ladders.
 
+The specialised driver's bookkeeping runs in numpy, or compiled by numba
+(``ladder_mcmc.ragged_numba``) when numba is installed: every comparison runs
+for both (the compiled ones are skipped without numba).
+
 Each comparison is shown able to fail: on a kernel that differs in one
-parameter, and on mutants of the specialised driver's source (one line
-changed each). Time: about 5 s.
+parameter, and on mutants of either driver's source (one line changed each).
+Time: about 5 s, and about 20 s more to compile the numba mutants.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import types
 
@@ -21,6 +26,7 @@ import numpy as np
 import pytest
 from trace_assertions import assert_same_run
 
+import ladder_mcmc
 from ladder_mcmc import (
     DirectionRefresh,
     Ladder,
@@ -54,10 +60,21 @@ def _cliff_energy(x):
 CLIFF = FunctionTarget(_cliff_energy, WELL.grad, dim=2)
 
 
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+#: the specialised driver's two bookkeepings: numpy, and numba-compiled
+BOOKKEEPING = [
+    "numpy",
+    pytest.param("numba", marks=pytest.mark.skipif(not HAVE_NUMBA, reason="numba absent")),
+]
+
+
 def _run(kernel, x0, n_steps, seed, specialised, monkeypatch, **kwargs):
+    """``specialised``: False (generic driver), True or "numpy", or "numba"."""
     with monkeypatch.context() as m:
         if not specialised:
             m.setattr(ragged_leapfrog, "applies_to", lambda kernel: False)
+        elif specialised in ("numpy", "numba"):
+            m.setattr(ragged_leapfrog, "COMPILED", specialised == "numba")
         return sample(kernel, x0, n_steps, seed=seed, **kwargs)
 
 
@@ -86,37 +103,41 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("bookkeeping", BOOKKEEPING)
 @pytest.mark.parametrize("case", list(CASES))
-def test_specialised_driver_equals_the_generic_driver_bit_for_bit(case, monkeypatch):
+def test_specialised_driver_equals_the_generic_driver_bit_for_bit(case, bookkeeping, monkeypatch):
     kernel, x0, kwargs = CASES[case]
     assert ragged_leapfrog.applies_to(kernel)
-    fast = _run(kernel, x0, 70, 3, True, monkeypatch, **kwargs)
+    fast = _run(kernel, x0, 70, 3, bookkeeping, monkeypatch, **kwargs)
     generic = _run(kernel, x0, 70, 3, False, monkeypatch, **kwargs)
     _assert_same_run(fast, generic)
     if "non-finite" in case:
         assert fast.non_finite > 0 and np.isfinite(fast.positions).all()
 
 
-def test_small_windows_and_a_draws_file_change_nothing(monkeypatch, tmp_path):
+@pytest.mark.parametrize("bookkeeping", BOOKKEEPING)
+def test_small_windows_and_a_draws_file_change_nothing(bookkeeping, monkeypatch, tmp_path):
     """Many short iteration windows, memory-mapped draws: the same run."""
     kernel = lahmc(WELL, 1.0, 10, 0.1, 4)
     reference = _run(kernel, X_WELL, 90, 8, False, monkeypatch)
     from ladder_mcmc import iteration_buffer
 
     monkeypatch.setattr(iteration_buffer, "MAX_BYTES", 1)  # 4 iterations per window
-    fast = _run(kernel, X_WELL, 90, 8, True, monkeypatch, draws_file=tmp_path / "d.npy")
+    fast = _run(kernel, X_WELL, 90, 8, bookkeeping, monkeypatch, draws_file=tmp_path / "d.npy")
     _assert_same_run(fast, reference)
     # draws written to the trace every iteration (as for wide batches)
     monkeypatch.setattr(iteration_buffer, "DIRECT_BYTES", 0)
     for thin in (1, 3):
         reference = _run(kernel, X_WELL, 90, 8, False, monkeypatch, thin=thin)
-        _assert_same_run(_run(kernel, X_WELL, 90, 8, True, monkeypatch, thin=thin), reference)
+        fast = _run(kernel, X_WELL, 90, 8, bookkeeping, monkeypatch, thin=thin)
+        _assert_same_run(fast, reference)
 
 
+@pytest.mark.parametrize("bookkeeping", BOOKKEEPING)
 @pytest.mark.parametrize("look_ahead", [1, 4])
 @pytest.mark.parametrize("direct", [False, True])
 def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(
-    direct, look_ahead, monkeypatch
+    direct, look_ahead, bookkeeping, monkeypatch
 ):
     """Ctrl-C inside the target: the buffered iterations reach the trace (nothing lost)."""
     from ladder_mcmc import iteration_buffer
@@ -133,7 +154,7 @@ def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(
 
     kernel = lahmc(FunctionTarget(WELL.energy, grad, dim=2), 1.0, 10, 0.1, look_ahead)
     runs = []
-    for specialised in (True, False):
+    for specialised in (bookkeeping, False):
         calls["n"] = 0
         runs.append(_run(kernel, X_WELL, 400, 5, specialised, monkeypatch))
     fast, generic = runs
@@ -172,12 +193,17 @@ MUTANTS = {
 }
 
 
-def _mutant_module(old: str, new: str) -> types.ModuleType:
-    source = inspect.getsource(ragged_leapfrog)
+def _mutant_module(old: str, new: str, original: types.ModuleType = ragged_leapfrog):
+    """``original``'s source with every ``old`` replaced by ``new``, run as a new module."""
+    source = inspect.getsource(original)
     assert source.count(old) >= 1, old  # every occurrence is changed
-    module = types.ModuleType("ragged_leapfrog_mutant")
-    module.__dict__["__name__"] = "ragged_leapfrog_mutant"
-    exec(compile(source.replace(old, new), "ragged_leapfrog_mutant", "exec"), module.__dict__)
+    name = original.__name__.rsplit(".", 1)[-1] + "_mutant"
+    module = types.ModuleType(name)
+    if original is ragged_leapfrog:
+        source = source.replace("COMPILED: bool | None = None", "COMPILED = False")
+    else:  # a numba module run from a string has no file to cache its compilation in
+        source = source.replace("cache=True", "cache=False")
+    exec(compile(source.replace(old, new), name, "exec"), module.__dict__)
     return module
 
 
@@ -215,6 +241,41 @@ def test_the_unmutated_source_passes_through_the_same_harness(monkeypatch):
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
     monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module("_FLOAT = ", "_FLOAT = "))
     _assert_same_run(sample(kernel, X_CLIFF, 70, seed=3), generic)
+
+
+MUTANTS_COMPILED = {
+    # the origin kept with its momentum, not the flipped momentum
+    "origin not flipped": ("origin[i, cp + j] = -p_ref[i, j]", "origin[i, cp + j] = p_ref[i, j]"),
+    # K - 1 rungs before the flip
+    "one rung short": ("ints[START, i] == oldest\n", "ints[START, i] == oldest + 1\n"),
+    # non-finite rungs not counted, or counted across steps
+    "non-finite uncounted": ("ints[NON_FINITE, i] += 1", "ints[NON_FINITE, i] += 0"),
+    "non-finite count not restarted": (
+        "ints[NON_FINITE, i] = 0",
+        "ints[NON_FINITE, i] = ints[NON_FINITE, i]",
+    ),
+    # the next step starts from the rung's momentum, not the refreshed one
+    "refresh lost": ("pc[i, j] = p_ref[i, j]", "pc[i, j] = p[i, j]"),
+    # after a flip, the rung's position is kept (and drawn)
+    "flip keeps the rung": ("xc[i, j] = origin[i, j]", "xc[i, j] = x[i, j]"),
+}
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba absent")
+@pytest.mark.parametrize("name", ["unmutated", *MUTANTS_COMPILED])
+def test_a_broken_compiled_driver_is_caught(name, monkeypatch):
+    from ladder_mcmc import ragged_numba
+
+    old, new = MUTANTS_COMPILED.get(name, ("_jit = ", "_jit = "))
+    kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
+    generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
+    monkeypatch.setattr(ladder_mcmc, "ragged_numba", _mutant_module(old, new, ragged_numba))
+    broken = _run(kernel, X_CLIFF, 70, 3, "numba", monkeypatch)
+    if name == "unmutated":  # the harness itself changes nothing
+        _assert_same_run(broken, generic)
+        return
+    with pytest.raises(AssertionError):
+        _assert_same_run(broken, generic)
 
 
 @pytest.mark.parametrize(
