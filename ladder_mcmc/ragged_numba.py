@@ -237,7 +237,8 @@ def run(
     # the state the next rung starts from, rewritten in place on every decision
     current = np.empty((3, n, dim))
     current[0], current[1], current[2] = state.x, d_col * state.v, state.grad
-    xc, pc, gc = current
+    views = tuple(current)  # position, momentum, gradient: contiguous views
+    xc, pc, gc = views
     ints = np.zeros((4, n), dtype=np.int64)
     ints[START] = 1
     p_next, el_next = np.empty((n, dim)), np.empty((2, n))
@@ -249,19 +250,20 @@ def run(
     non_finite_seen = False
 
     def retire(finished: np.ndarray) -> None:
-        nonlocal chain_id, direction, origin, current, ints, p_next, el_next, steps_now
+        nonlocal chain_id, direction, origin, current, views, ints, p_next, el_next, steps_now
         fin = np.flatnonzero(finished)
         final_parts.append((chain_id[fin], origin[fin], direction[fin]))
         keep = np.flatnonzero(~finished)
         chain_id, direction, origin = chain_id[keep], direction[keep], origin[keep]
         current, ints = current[:, keep], ints[:, keep]
+        views = tuple(current)
         p_next, el_next = p_next[keep], el_next[:, keep]
         if steps_now is not None:
             steps_now = steps_now[keep]
 
     if np.any(steps_done >= n_steps):
         retire(steps_done >= n_steps)
-        xc, pc, gc = current
+        xc, pc, gc = views
     iteration, check_from = 0, n_steps - (int(steps_done.max()) if steps_done.size else 0)
     columns = window.all_columns if chain_id.size == recorder.n_chains else chain_id
     try:
@@ -289,7 +291,7 @@ def run(
                 x, p, g, e, p_ref, lp_ref, u_new, origin, ints, current, iteration,
                 window.block, window.rows, window.draw, columns,
             )  # fmt: skip
-            xc, pc, gc = current
+            xc, pc, gc = views
             if window.pushed(iteration, non_finite_seen):
                 window.write()
                 if on_progress is not None:
@@ -304,7 +306,7 @@ def run(
                 if finished.any():
                     retire(finished)
                     columns = chain_id
-                    xc, pc, gc = current
+                    xc, pc, gc = views
     except BaseException:
         window.write()  # Ctrl-C (or an error in the target) keeps every finished step
         raise
