@@ -307,3 +307,23 @@ def test_equal_metrics_in_separate_objects_are_recognised():
         MomentumRefresh(0.1, Metric([1.0, 1.0])),
     )
     assert ragged_leapfrog.applies_to(diag)
+
+
+def test_when_the_compiled_bookkeeping_is_used(monkeypatch):
+    """COMPILED decides; else LADDER_MCMC_NUMBA; else long runs or once loaded (with numba)."""
+    import sys
+
+    monkeypatch.setattr(ragged_leapfrog, "COMPILED", False)
+    monkeypatch.setenv("LADDER_MCMC_NUMBA", "1")
+    assert not ragged_leapfrog.compiled(10**6)
+    monkeypatch.setattr(ragged_leapfrog, "COMPILED", None)
+    assert ragged_leapfrog.compiled(1) is HAVE_NUMBA
+    monkeypatch.setenv("LADDER_MCMC_NUMBA", "0")
+    assert not ragged_leapfrog.compiled(10**6)
+    monkeypatch.delenv("LADDER_MCMC_NUMBA")
+    monkeypatch.delitem(sys.modules, "ladder_mcmc.ragged_numba", raising=False)
+    long, short = ragged_leapfrog.COMPILE_FROM_STEPS, ragged_leapfrog.COMPILE_FROM_STEPS - 1
+    assert ragged_leapfrog.compiled(long) is HAVE_NUMBA
+    assert not ragged_leapfrog.compiled(short)
+    monkeypatch.setitem(sys.modules, "ladder_mcmc.ragged_numba", types.ModuleType("loaded"))
+    assert ragged_leapfrog.compiled(short)
