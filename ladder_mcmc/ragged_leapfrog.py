@@ -156,18 +156,13 @@ def run(
     cx, cp, cg = slice(0, dim), slice(dim, 2 * dim), slice(2 * dim, 3 * dim)
     ce, clp, cu = 3 * dim, 3 * dim + 1, 3 * dim + 2
     direction = np.asarray(ks.direction, dtype=np.int8)
-    d_col = direction[:, None].astype(float)
-    width = 3 * dim + 3
     # a chain's row as one record: `np.where` on (chains, 1) records copies
     # whole rows, several times faster than element by element
-    row = np.dtype((np.void, 8 * width))
-    origin = np.empty((n, width))
-    origin[:, cx], origin[:, cp], origin[:, cg] = state.x, -(d_col * state.v), state.grad
-    origin[:, ce], origin[:, clp] = state.energy, ks.log_density
-    origin[:, cu] = rng.random(n)  # LookAheadRule.uniform
+    row = np.dtype((np.void, 8 * (3 * dim + 3)))
+    origin, p_start = initial_origin(ks, rng)
     # the state the next rung starts from ("current"): views of `origin` or of
     # the last iteration's rows, and the physical momentum
-    xc, gc, pc = origin[:, cx], origin[:, cg], d_col * state.v
+    xc, gc, pc = origin[:, cx], origin[:, cg], p_start
     final_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     # the iteration on which each chain's current step started (its stage is
     # `iteration - start`)
@@ -271,7 +266,41 @@ def run(
         # Ctrl-C (or an error in the target) keeps every step finished so far
         window.write()
         raise
+    return finish(window, on_progress, ks, final_parts)
+
+
+def initial_origin(ks: LadderState, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Each chain's step origin as a packed row, and its physical momentum ``p = d·v``.
+
+    Row ``[x | -p | ∂E/∂x | E | log p | u]``: the flipped state ``F ζ`` (the
+    only form in which the origin is used) and the step's uniform, drawn here
+    (``LookAheadRule.uniform``: one per chain).
+    """
+    state: PhaseState = ks.state
+    n, dim = state.x.shape
+    d_col = np.asarray(ks.direction, dtype=np.int8)[:, None].astype(float)
+    p = d_col * state.v
+    origin = np.empty((n, 3 * dim + 3))
+    origin[:, :dim], origin[:, dim : 2 * dim] = state.x, -(d_col * state.v)
+    origin[:, 2 * dim : 3 * dim] = state.grad
+    origin[:, 3 * dim], origin[:, 3 * dim + 1] = state.energy, ks.log_density
+    origin[:, 3 * dim + 2] = rng.random(n)
+    return origin, p
+
+
+def finish(
+    window: IterationBuffer,
+    on_progress: Callable[[int], None] | None,
+    ks: LadderState,
+    final_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> LadderState:
+    """Write the last window, report progress, and put the retired chains' states together.
+
+    ``final_parts``: (chain ids, origin rows, starting directions) of the chains
+    that finished; empty when none did (``ks`` is returned unchanged).
+    """
     window.write()
+    recorder = window.recorder
     recorder.flush()
     if on_progress is not None:
         on_progress(recorder.completed())
@@ -280,7 +309,7 @@ def run(
     # each chain's direction: its starting one, negated once per flip
     signs = np.where(window.flips % 2 == 1, -1, 1).astype(np.int8)
     final_parts = [(ids, rows, signs[ids] * d) for ids, rows, d in final_parts]
-    return _assemble(final_parts, dim)
+    return _assemble(final_parts, ks.state.x.shape[1])
 
 
 _FLOAT = np.dtype(float)

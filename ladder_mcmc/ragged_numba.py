@@ -218,7 +218,7 @@ def run(
     draw. The arrays handed to the compiled loops are few and packed (each
     array argument costs a fraction of a microsecond to pass).
     """
-    from ladder_mcmc.ragged_leapfrog import _assemble, _Parameters
+    from ladder_mcmc.ragged_leapfrog import _Parameters, finish, initial_origin
 
     kp = _Parameters.of(kernel)
     last = int(kernel.rule.max_rungs) - 1
@@ -226,17 +226,12 @@ def run(
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     state = ks.state
     n, dim = state.x.shape
-    cp, ce, clp, cu = dim, 3 * dim, 3 * dim + 1, 3 * dim + 2
+    clp = 3 * dim + 1
     direction = np.asarray(ks.direction, dtype=np.int8)
-    d_col = direction[:, None].astype(float)
-    origin = np.empty((n, 3 * dim + 3))
-    origin[:, :dim], origin[:, cp : 2 * dim] = state.x, -(d_col * state.v)
-    origin[:, 2 * dim : ce] = state.grad
-    origin[:, ce], origin[:, clp] = state.energy, ks.log_density
-    origin[:, cu] = rng.random(n)  # LookAheadRule.uniform
+    origin, p_start = initial_origin(ks, rng)
     # the state the next rung starts from, rewritten in place on every decision
     current = np.empty((3, n, dim))
-    current[0], current[1], current[2] = state.x, d_col * state.v, state.grad
+    current[0], current[1], current[2] = state.x, p_start, state.grad
     views = tuple(current)  # position, momentum, gradient: contiguous views
     xc, pc, gc = views
     ints = np.zeros((4, n), dtype=np.int64)
@@ -310,12 +305,4 @@ def run(
     except BaseException:
         window.write()  # Ctrl-C (or an error in the target) keeps every finished step
         raise
-    window.write()
-    recorder.flush()
-    if on_progress is not None:
-        on_progress(recorder.completed())
-    if not final_parts:
-        return ks
-    signs = np.where(window.flips % 2 == 1, -1, 1).astype(np.int8)
-    final_parts = [(ids, rows, signs[ids] * d) for ids, rows, d in final_parts]
-    return _assemble(final_parts, dim)
+    return finish(window, on_progress, ks, final_parts)
