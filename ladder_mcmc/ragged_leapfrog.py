@@ -59,9 +59,10 @@ from ladder_mcmc.refresh import MomentumRefresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.trace import Recorder
 
-#: Run the per-chain bookkeeping compiled (:mod:`ladder_mcmc.ragged_numba`)? ``True`` or
-#: ``False`` decide; ``None`` (the default) leaves it to :func:`compiled`. The draws
-#: are the same either way, bit for bit; only the time differs.
+#: Run the per-chain bookkeeping compiled (:mod:`ladder_mcmc.ragged_numba`)? ``True``
+#: (whenever numba is installed) or ``False`` decide; ``None`` (the default) leaves it
+#: to :func:`compiled`. The draws are the same either way, bit for bit; only the time
+#: differs.
 COMPILED: bool | None = None
 
 #: with ``COMPILED = None``, runs of at least this many steps per chain use the
@@ -74,13 +75,13 @@ COMPILE_FROM_STEPS = 10_000
 def compiled(n_steps: int = COMPILE_FROM_STEPS) -> bool:
     """Whether :func:`run` uses the numba-compiled bookkeeping for a run of ``n_steps`` steps.
 
-    :data:`COMPILED` if set; else the environment variable ``LADDER_MCMC_NUMBA``
-    (``"1"``: always, ``"0"``: never) if set; else whenever numba is installed
-    and either the run has at least :data:`COMPILE_FROM_STEPS` steps or the
-    compiled module is loaded already (its cost paid).
+    Never without numba. With numba: :data:`COMPILED` if set; else the
+    environment variable ``LADDER_MCMC_NUMBA`` (``"1"``: always, ``"0"``:
+    never) if set; else when the run has at least :data:`COMPILE_FROM_STEPS`
+    steps or the compiled module is loaded already (its cost paid).
     """
     if COMPILED is not None:
-        return COMPILED
+        return COMPILED and importlib.util.find_spec("numba") is not None
     env = os.environ.get("LADDER_MCMC_NUMBA")
     if env in ("0", "1"):
         return env == "1" and importlib.util.find_spec("numba") is not None
