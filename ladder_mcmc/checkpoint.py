@@ -13,11 +13,14 @@ A checkpoint is one ``.npz`` file (loaded with ``allow_pickle=False``) holding
   the generator's bit-generator state, the run's settings (steps, thinning,
   schedule, block) and the state's structure (attrs class and field names).
 
-Nothing in it is code. The state's attrs class is named in the metadata and
-resolved by import, and accepted only if it is an attrs class whose fields
-match the stored ones. The kernel itself (which holds your target's code) is
-passed again to :func:`~ladder_mcmc.sampling.resume`, and refused unless its
-description equals the stored one.
+Nothing in it is code (an object array of Python floats, e.g. the carry of
+``PersistentUniformRule(delta=Fraction(...))``, is stored as float64 and restored
+as an object array; any other object array is refused with ``ValueError``). The
+state's attrs class is named in the metadata and resolved by import, and
+accepted only if it is an attrs class whose fields match the stored ones. The
+kernel itself (which holds your target's code) is passed again to
+:func:`~ladder_mcmc.sampling.resume`, and refused unless its description equals
+the stored one.
 
 Files are written to a temporary file in the same folder, flushed to disk, and
 moved over the old one with :func:`os.replace`: a crash mid-write never leaves
@@ -55,7 +58,21 @@ def _flatten(tree: Any, prefix: str, arrays: dict[str, np.ndarray]) -> Any:
             "class": f"{cls.__module__}:{cls.__qualname__}",
             "fields": {f: _flatten(getattr(tree, f), f"{prefix}.{f}", arrays) for f in fields},
         }
-    arrays[prefix] = np.asarray(tree)
+    leaf = np.asarray(tree)
+    if leaf.dtype == object:
+        # Python floats in an object array (e.g. the carry of
+        # PersistentUniformRule(delta=Fraction(...)): float + Fraction is a float):
+        # stored as float64, which is exact, and restored as an object array.
+        # Anything else would need a pickle, which a checkpoint never holds.
+        if not all(isinstance(e, float) for e in leaf.flat):
+            kinds = sorted({type(e).__name__ for e in leaf.flat if not isinstance(e, float)})
+            raise ValueError(
+                f"checkpoint cannot store {prefix!r}: an object array holding "
+                f"{', '.join(kinds)} (only numeric arrays, or object arrays of floats)"
+            )
+        arrays[prefix] = leaf.astype(np.float64)
+        return {"leaf": prefix, "object": True}
+    arrays[prefix] = leaf
     return {"leaf": prefix}
 
 
@@ -63,7 +80,8 @@ def _unflatten(structure: Any, arrays: Any) -> Any:
     if structure is None:
         return None
     if "leaf" in structure:
-        return np.array(arrays[structure["leaf"]])
+        leaf = np.array(arrays[structure["leaf"]])
+        return leaf.astype(object) if structure.get("object") else leaf
     module, _, qualname = structure["class"].partition(":")
     try:
         obj: Any = importlib.import_module(module)
