@@ -29,8 +29,11 @@ a half-written checkpoint where a good one stood.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib
 import json
+import numbers
 import os
 import tempfile
 import zipfile
@@ -165,3 +168,73 @@ def restore_generator(state: dict) -> np.random.Generator:
     bg = bit_generator_cls()
     bg.state = state
     return np.random.Generator(bg)
+
+
+def fingerprint(obj: Any) -> str:
+    """A SHA-256 of an object's parameters: what a kernel's description leaves out.
+
+    ``Ladder.describe()`` names the kernel's parts and its scalar settings,
+    but not, e.g., a mass matrix's values or a target's data and parameters.
+    :func:`~ladder_mcmc.sampling.resume` compares this fingerprint too, so that
+    a checkpoint is refused by a kernel that differs only there.
+
+    Parameters are what immutable objects hold: the fields of frozen attrs
+    classes and frozen dataclasses, tuples, arrays (dtype, shape and bytes),
+    real numbers (as floats), strings, and functions (by module and qualified
+    name, not their code or closures, which would differ between Python
+    versions). A mutable object — a dict, a list, an instance of an ordinary
+    or non-frozen class, such as a target that counts its calls — is named by
+    its type only, since its contents may change during the run.
+    Deterministic across processes and machines.
+    """
+    h = hashlib.sha256()
+    _feed(h, obj, set(), 0)
+    return h.hexdigest()
+
+
+def _frozen(obj: Any) -> bool:
+    cls = type(obj)
+    if attrs.has(cls):
+        return getattr(cls.__setattr__, "__name__", "") == "_frozen_setattrs"
+    if dataclasses.is_dataclass(obj):
+        return bool(obj.__dataclass_params__.frozen)
+    return False
+
+
+def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
+    put = h.update
+    cls = type(obj)
+    if depth > 30:
+        put(b"<deep>;")
+    elif obj is None or isinstance(obj, (bool, np.bool_, str, bytes)):
+        put(f"{cls.__name__}:{obj!r};".encode())
+    elif isinstance(obj, numbers.Real):
+        put(f"r:{float(obj)!r};".encode())
+    elif isinstance(obj, numbers.Complex):
+        put(f"c:{complex(obj)!r};".encode())
+    elif isinstance(obj, np.ndarray):
+        a = np.ascontiguousarray(obj)
+        put(f"nd:{a.dtype.str}:{a.shape};".encode())
+        if a.dtype == object:
+            for element in a.flat:
+                _feed(h, element, seen, depth + 1)
+        else:
+            put(a.tobytes())
+    elif id(obj) in seen:
+        put(b"<seen>;")
+    else:
+        seen.add(id(obj))
+        put(f"{cls.__module__}:{cls.__qualname__}".encode())
+        if isinstance(obj, tuple):
+            put(f"[{len(obj)}];".encode())
+            for element in obj:
+                _feed(h, element, seen, depth + 1)
+        elif _frozen(obj):
+            fields = attrs.fields(cls) if attrs.has(cls) else dataclasses.fields(obj)
+            for field in fields:
+                put(f".{field.name}=".encode())
+                _feed(h, getattr(obj, field.name), seen, depth + 1)
+        elif callable(obj) and hasattr(obj, "__qualname__"):
+            put(f"fn:{getattr(obj, '__module__', '')}:{obj.__qualname__};".encode())
+        else:
+            put(b";")

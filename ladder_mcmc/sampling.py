@@ -15,6 +15,7 @@ import numpy as np
 from ladder_mcmc import batch, checkpoint
 from ladder_mcmc.adaptation import WarmupResult, with_hmc_parameters
 from ladder_mcmc.adaptation import warmup as run_warmup
+from ladder_mcmc.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
@@ -345,7 +346,12 @@ def sample(
     elif checkpoint_every is not None:
         block = positive_int("checkpoint_every", checkpoint_every)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    user_kernel = _json_roundtrip(kernel.describe())
+    # the kernel as given (before warm-up), as a checkpoint records it: its
+    # description, and a fingerprint of the parameters the description leaves out
+    user_kernel = {
+        **_json_roundtrip(kernel.describe()),
+        "parameters_sha256": kernel_fingerprint(kernel),
+    }
     ks = init if isinstance(init, LadderState) else kernel.init(init, rng)
     if draws_file is not None:  # every leaf's file, now that the draws' structure is known
         _check_draws_file(draws_file, None, len(batch.leaves(kernel.map.draw(ks.state))))
@@ -552,8 +558,9 @@ def resume(
     kernel : Ladder
         The kernel the run was started with (the checkpoint holds data, not
         code, so your target comes from here). Refused unless its description
-        equals the checkpoint's. Warm-up adaptation stored in the checkpoint
-        is re-applied.
+        and the fingerprint of its parameters
+        (:func:`ladder_mcmc.checkpoint.fingerprint`) equal the checkpoint's.
+        Warm-up adaptation stored in the checkpoint is re-applied.
     n_steps : int, optional
         Steps to add after the checkpoint's last completed step. By default,
         finish the original run. Either way the result is bit-identical to an
@@ -590,10 +597,18 @@ def resume(
     meta, trees = checkpoint.load(path)
     if not isinstance(kernel, Ladder):
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
-    if _json_roundtrip(kernel.describe()) != meta["kernel"]:
+    stored = dict(meta["kernel"])
+    stored_parameters = stored.pop("parameters_sha256", None)  # absent before 2026-11-26
+    if _json_roundtrip(kernel.describe()) != stored:
         raise ValueError(
             f"checkpoint {str(path)!r} was written by another kernel:\n"
-            f"  stored: {meta['kernel']}\n  given:  {_json_roundtrip(kernel.describe())}"
+            f"  stored: {stored}\n  given:  {_json_roundtrip(kernel.describe())}"
+        )
+    if stored_parameters is not None and stored_parameters != kernel_fingerprint(kernel):
+        raise ValueError(
+            f"checkpoint {str(path)!r} was written by another kernel: the same description "
+            f"({stored}) but other parameters (e.g. a mass matrix's values, or the target's "
+            "data or parameters)"
         )
     warm = trees["warmup"]
     if warm is not None:

@@ -412,3 +412,55 @@ def test_compiled_bookkeeping_resumes_what_numpy_started(tmp_path, monkeypatch, 
         monkeypatch.setenv("LADDER_MCMC_NUMBA", then)
         assert ragged_leapfrog.compiled(N_STEPS) == (then == "1")
         assert_same(resume(path, kernel(), N_STEPS // 2), whole)
+
+
+# kernels equal to the checkpointed one in description but not in their parameters
+SAME_DESCRIPTION_OTHER_PARAMETERS = {
+    "power kinetic's inverse mass": lambda: Ladder(
+        Leapfrog(Walled(WELL), 0.01, 10, PowerKinetic(1.5, np.full(2, 1.0))),
+        LookAheadRule(3),
+        NormalizedMomentumRefresh(0.3, PowerKinetic(1.5, np.full(2, 1.0))),
+    ),
+    "target parameter": lambda: power(Walled(RoughWell(sigma2=5.0))),
+}
+
+
+@pytest.mark.parametrize("name", list(SAME_DESCRIPTION_OTHER_PARAMETERS))
+def test_a_kernel_with_the_same_description_but_other_parameters_is_refused(tmp_path, name):
+    kernel, x0, _ = case("power-kinetic")
+    path = tmp_path / "run.npz"
+    sample(kernel, x0, N_STEPS // 2, seed=7, checkpoint=path, checkpoint_every=EVERY)
+    before = path.read_bytes()
+    other = SAME_DESCRIPTION_OTHER_PARAMETERS[name]()
+    assert other.describe() == kernel.describe()  # the description alone would accept it
+    with pytest.raises(ValueError, match="other parameters"):
+        resume(path, other, 10)
+    assert path.read_bytes() == before
+    # a kernel rebuilt with the same parameters resumes
+    assert resume(path, case("power-kinetic")[0], 10).n_steps == N_STEPS // 2 + 10
+
+
+def test_the_fingerprint_ignores_mutable_state_and_is_the_same_in_another_process():
+    """A target's call counter (a dict) changes during a run: not a parameter."""
+    import subprocess
+    import sys
+
+    kernel, _, target = case("power-kinetic")
+    before = checkpoint_module.fingerprint(kernel)
+    target.calls["n"] += 123
+    assert checkpoint_module.fingerprint(kernel) == before
+    code = (
+        "import numpy as np; from ladder_mcmc import lahmc, checkpoint;"
+        "from ladder_mcmc.targets import RoughWell;"
+        "print(checkpoint.fingerprint(lahmc(RoughWell(), 0.5, 7, 0.2, 3, "
+        "inverse_mass=np.array([2.0, 3.0]))))"
+    )
+    here = checkpoint_module.fingerprint(
+        lahmc(RoughWell(), 0.5, 7, 0.2, 3, inverse_mass=np.array([2.0, 3.0]))
+    )
+    there = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert there == here
+    other = lahmc(RoughWell(), 0.5, 7, 0.2, 3, inverse_mass=np.array([2.0, 3.0 + 1e-12]))
+    assert checkpoint_module.fingerprint(other) != here
