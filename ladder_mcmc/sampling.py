@@ -182,6 +182,12 @@ def _execute(run: _Run, progress: bool) -> Trace:
     finally:
         bar.close()
     run.wall_time += time.perf_counter() - start
+    return _trace(run, final, interrupted)
+
+
+def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
+    """The trace of the steps every chain has completed so far."""
+    rec = run.recorder
     done = rec.completed()
     kept = done // rec.thin
     draws = rec.draws
@@ -296,7 +302,9 @@ def sample(
     Trace
         If interrupted by Ctrl-C (``KeyboardInterrupt``, also from inside the
         target), the steps completed by every chain so far, with
-        ``trace.interrupted = True``.
+        ``trace.interrupted = True`` — none if it came during warm-up (whose
+        draws are dropped anyway; then ``trace.warmup`` is None and no
+        checkpoint has been written).
 
     Raises
     ------
@@ -356,18 +364,22 @@ def sample(
     if draws_file is not None:  # every leaf's file, now that the draws' structure is known
         _check_draws_file(draws_file, None, len(batch.leaves(kernel.map.draw(ks.state))))
     warm = None
+    warmup_interrupted = False
     if warmup:
-        kernel, ks, warm = run_warmup(
-            kernel,
-            ks,
-            warmup,
-            rng,
-            target_prob=target_prob,
-            adapt_mass=adapt_mass,
-            dense=dense_mass,
-            trajectory_length=trajectory_length,
-            progress=progress,
-        )
+        try:
+            kernel, ks, warm = run_warmup(
+                kernel,
+                ks,
+                warmup,
+                rng,
+                target_prob=target_prob,
+                adapt_mass=adapt_mass,
+                dense=dense_mass,
+                trajectory_length=trajectory_length,
+                progress=progress,
+            )
+        except KeyboardInterrupt:  # warm-up draws are dropped anyway: no step kept
+            warmup_interrupted = True
     allocate = None if draws_file is None else memmap_allocator(draws_file)
     recorder = Recorder(n_steps, len(ks.direction), thin, allocate)
     run = _Run(
@@ -382,6 +394,8 @@ def sample(
         path,
         draws_file=None if draws_file is None else draws_file.resolve(),
     )
+    if warmup_interrupted:
+        return _trace(run, None, interrupted=True)
     return _execute(run, progress)
 
 

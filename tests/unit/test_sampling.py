@@ -86,3 +86,23 @@ def test_progress_bar_writes_to_stderr(capsys):
     sample(lahmc(TARGET, 1.0, 10, 0.1), x0(), 20, seed=0, progress=True)
     err = capsys.readouterr().err
     assert "20/20 steps" in err
+
+
+def test_ctrl_c_during_warmup_returns_an_empty_interrupted_trace(tmp_path):
+    """Nothing is kept from warm-up, so the trace is empty — but returned, not raised."""
+    from ladder_mcmc.targets import RoughWell
+
+    well, calls = RoughWell(), {"n": 0}
+
+    def energy(x):
+        calls["n"] += 1
+        if calls["n"] == 30:  # inside warm-up (100 steps)
+            raise KeyboardInterrupt
+        return well.energy(x)
+
+    kernel = lahmc(FunctionTarget(energy, well.grad, dim=2), 0.5, 5, 0.2, 3)
+    x0 = well.sample(4, np.random.default_rng(0))
+    path = tmp_path / "run.npz"
+    trace = sample(kernel, x0, 50, seed=1, warmup=100, checkpoint=path)
+    assert trace.interrupted and trace.n_steps == 0 and trace.warmup is None
+    assert trace.final is None and not path.exists()
