@@ -45,6 +45,7 @@ import importlib.util
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -72,14 +73,41 @@ COMPILED: bool | None = None
 COMPILE_FROM_STEPS = 10_000
 
 
+#: why numba could not be imported, once it failed (then the numpy bookkeeping runs)
+_NUMBA_ERROR: str | None = None
+
+
+def _import_compiled():
+    """:mod:`ladder_mcmc.ragged_numba`, or None (with one warning) if numba fails to import.
+
+    numba often lags numpy releases: installed is not the same as importable.
+    """
+    global _NUMBA_ERROR
+    try:
+        from ladder_mcmc import ragged_numba
+    except ImportError as err:
+        _NUMBA_ERROR = f"{type(err).__name__}: {err}"
+        warnings.warn(
+            f"numba is installed but could not be imported ({_NUMBA_ERROR}); the ragged "
+            "leapfrog driver uses its numpy bookkeeping (the same draws, slower)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return None
+    return ragged_numba
+
+
 def compiled(n_steps: int = COMPILE_FROM_STEPS) -> bool:
     """Whether :func:`run` uses the numba-compiled bookkeeping for a run of ``n_steps`` steps.
 
-    Never without numba. With numba: :data:`COMPILED` if set; else the
+    Never without numba (nor once importing it has failed). With numba:
+    :data:`COMPILED` if set; else the
     environment variable ``LADDER_MCMC_NUMBA`` (``"1"``: always, ``"0"``:
     never) if set; else when the run has at least :data:`COMPILE_FROM_STEPS`
     steps or the compiled module is loaded already (its cost paid).
     """
+    if _NUMBA_ERROR is not None:
+        return False
     if COMPILED is not None:
         return COMPILED and importlib.util.find_spec("numba") is not None
     env = os.environ.get("LADDER_MCMC_NUMBA")
@@ -136,9 +164,9 @@ def run(
     restarting a chain, is one ``np.where`` on the whole batch.
     """
     if compiled(recorder.n_steps - int(recorder.completed())):
-        from ladder_mcmc import ragged_numba
-
-        return ragged_numba.run(kernel, ks, recorder, rng, on_progress, until)
+        ragged_numba = _import_compiled()
+        if ragged_numba is not None:
+            return ragged_numba.run(kernel, ks, recorder, rng, on_progress, until)
     steps_done = recorder.steps_done.astype(np.int64)
     if (
         kernel.rule.max_rungs == 1

@@ -327,3 +327,21 @@ def test_when_the_compiled_bookkeeping_is_used(monkeypatch):
     assert not ragged_leapfrog.compiled(short)
     monkeypatch.setitem(sys.modules, "ladder_mcmc.ragged_numba", types.ModuleType("loaded"))
     assert ragged_leapfrog.compiled(short)
+
+
+def test_a_numba_that_fails_to_import_falls_back_to_numpy_with_a_warning(monkeypatch):
+    """Installed is not importable (numba lags numpy releases): same draws, one warning."""
+    import sys
+
+    kernel = lahmc(WELL, 1.0, 10, 0.1, 4)
+    reference = _run(kernel, X_WELL, 30, 2, "numpy", monkeypatch)
+    monkeypatch.setattr(ragged_leapfrog, "COMPILED", True)
+    monkeypatch.setattr(ragged_leapfrog, "_NUMBA_ERROR", None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    monkeypatch.delitem(sys.modules, "ladder_mcmc.ragged_numba", raising=False)
+    monkeypatch.delattr(ladder_mcmc, "ragged_numba", raising=False)
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+    with pytest.warns(RuntimeWarning, match="could not be imported"):
+        fallback = sample(kernel, X_WELL, 30, seed=2)
+    _assert_same_run(fallback, reference)
+    assert not ragged_leapfrog.compiled(10**6)  # remembered: no second attempt
