@@ -37,19 +37,28 @@ __all__ = [
 _FFT_BLOCK_ELEMENTS = 1 << 24
 
 
-def _lagged_sums(series: np.ndarray, max_lag: int) -> np.ndarray:
+def _lagged_sums(series: np.ndarray, max_lag: int, centre: np.ndarray | None = None) -> np.ndarray:
     """``S_k = Σ_j Σ_{t < T-k} y_{t,j} y_{t+k,j}`` for ``k = 0..max_lag`` (series on axis 0).
 
-    By FFT: the periodogram of each zero-padded column (length ≥ 2T, so no
-    wrap-around), summed over columns in blocks, then one inverse transform.
+    ``y = series - centre`` (``centre`` broadcast over the trailing axes),
+    formed one block of columns at a time, so that no centred copy of the
+    whole series is made. By FFT: the periodogram of each zero-padded column
+    (length ≥ 2T, so no wrap-around), summed over columns in blocks, then one
+    inverse transform.
     """
     n = series.shape[0]
     cols = series.reshape(n, -1)
+    shift = None
+    if centre is not None:
+        shift = np.broadcast_to(centre, series.shape[1:]).reshape(-1)
     n_fft = 1 << int(math.ceil(math.log2(2 * n)))
     power = np.zeros(n_fft // 2 + 1)
     block = max(1, _FFT_BLOCK_ELEMENTS // n_fft)
     for start in range(0, cols.shape[1], block):
-        f = np.fft.rfft(cols[:, start : start + block], n=n_fft, axis=0)
+        part = cols[:, start : start + block]
+        if shift is not None:
+            part = part - shift[start : start + block]
+        f = np.fft.rfft(part, n=n_fft, axis=0)
         power += (f.real**2 + f.imag**2).sum(axis=1)
     return np.fft.irfft(power, n=n_fft)[: max_lag + 1]
 
@@ -118,9 +127,8 @@ def autocorrelation(
     if max_lag > n - 1:
         raise ValueError(f"max_lag must be <= steps - 1 = {n - 1}, got {max_lag}")
     centre = x.mean(axis=(0, 1)) if mean is None else np.asarray(mean, dtype=float)
-    y = x - centre
-    sums = _lagged_sums(y, max_lag)
-    pairs = (n - np.arange(max_lag + 1)) * y.shape[1] * y.shape[2]
+    sums = _lagged_sums(x, max_lag, centre)  # centred block by block: no copy of x
+    pairs = (n - np.arange(max_lag + 1)) * x.shape[1] * x.shape[2]
     cov = sums / pairs
     with np.errstate(invalid="ignore", divide="ignore"):
         return cov / cov[0]
