@@ -6,8 +6,9 @@ decision, the choice between rung and flipped origin, restarting the chains
 that decided, the non-finite counters, the trace row — still costs some thirty
 numpy calls per iteration, each a few microseconds on a small batch. On the
 paper's 2-d targets that is as much time as the ten leapfrog steps themselves.
-Here the same bookkeeping is two compiled loops over the chains
-(:func:`_decide`, :func:`_restart`); everything that does floating-point
+Here the same bookkeeping is two compiled loops over the chains per iteration
+(:func:`_decide`, :func:`_restart`) and one per window of 64 iterations
+(:func:`_write_window`, into the trace); everything that does floating-point
 arithmetic stays in numpy, so that the result is the generic driver's, draw for
 draw:
 
@@ -15,7 +16,10 @@ draw:
   i.e. ``Leapfrog.integrate``), its log density ``-½pᵀM⁻¹p - E``, the ratio
   ``exp(log p_a - log p_0)`` of the look-ahead rule, the momentum refresh and
   its log density are the numpy operations of the numpy driver;
-* the compiled loops only compare, select and copy, which are exact.
+* the compiled loops only compare, select and copy, which are exact. The
+  decision is ``u < p_a/p_0`` for a chain still undecided at rung ``a``, which
+  is DESIGN §2's ``u < min(1, max_{j≤a} p_j/p_0)`` (paper, section 4.3) for
+  such a chain (:mod:`ladder_mcmc.ragged_leapfrog` explains why).
 
 numba is an optional dependency (``pip install "ladder_mcmc[fast]"``), and this
 module is imported only when it is used: ``ragged_leapfrog.run`` uses it for
