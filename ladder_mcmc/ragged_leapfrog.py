@@ -35,8 +35,10 @@ on plain arrays:
 It draws the same random numbers in the same order as the generic driver and
 does the same floating-point operations, so it returns the generic driver's
 trace *draw for draw* (tested bit for bit in ``tests/unit/test_ragged_leapfrog.py``);
-``run_ragged`` uses it whenever :func:`applies_to` the kernel. The measured
-gain is in ``docs/performance.md``.
+``run_ragged`` uses it whenever :func:`applies_to` the kernel. With numba
+installed, :func:`run` hands long runs to :mod:`ladder_mcmc.ragged_numba`, the
+same loop with this bookkeeping compiled (:func:`compiled` says when; the same
+draws again). The measured gain is in ``docs/performance.md``.
 """
 
 from __future__ import annotations
