@@ -31,20 +31,12 @@ import numpy as np
 from scipy import special
 
 from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.validation import attrs_validator, probability
+from ladder_mcmc.validation import attrs_validator, in_open_closed, probability
 
 
 def _as_power(value: object) -> float:
-    try:
-        ok = not isinstance(value, (bool, str)) and 1 < float(value) <= 2
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(
-            f"a must be a number in (1, 2] (a <= 1 makes the velocity |w|^(a-1) "
-            f"discontinuous or singular at 0), got {value!r}"
-        )
-    return float(value)
+    why = " (a <= 1 makes the velocity |w|^(a-1) discontinuous or singular at 0)"
+    return in_open_closed("a", value, 1, 2, why)
 
 
 def _as_diagonal(value: object) -> np.ndarray:

@@ -58,7 +58,7 @@ from scipy import special
 
 from ladder_mcmc.hmc import Leapfrog, PhaseState
 from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.validation import attrs_validator, probability
+from ladder_mcmc.validation import attrs_validator, in_open_closed, probability
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -171,13 +171,7 @@ def _check_jitter(_inst, _attr, value) -> None:
 
 
 def _check_delta(value: object) -> float:
-    try:
-        ok = not isinstance(value, (bool, str)) and 0 < float(value) <= 1
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"delta must be a number in (0, 1], got {value!r}")
-    return float(value)
+    return in_open_closed("delta", value, 0, 1)
 
 
 @attrs.frozen

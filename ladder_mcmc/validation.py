@@ -26,6 +26,21 @@ def positive_finite(name: str, value: Any) -> float:
     return float(value)
 
 
+def in_open_closed(name: str, value: Any, low: float, high: float, why: str = "") -> float:
+    """``value`` as a float, or ``ValueError`` unless it is a number in ``(low, high]``.
+
+    Booleans and strings (which ``float`` would accept) are refused; ``why``
+    is appended to the message.
+    """
+    try:
+        ok = not isinstance(value, (bool, str)) and low < float(value) <= high
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a number in ({low:g}, {high:g}]{why}, got {value!r}")
+    return float(value)
+
+
 def probability(name: str, value: Any) -> Any:
     """``value`` unchanged, or ``ValueError`` unless it is a number in ``[0, 1]``.
 
