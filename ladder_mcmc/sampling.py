@@ -355,11 +355,11 @@ def sample(
         block = positive_int("checkpoint_every", checkpoint_every)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     # the kernel as given (before warm-up), as a checkpoint records it: its
-    # description, and a fingerprint of the parameters the description leaves out
-    user_kernel = {
-        **_json_roundtrip(kernel.describe()),
-        "parameters_sha256": kernel_fingerprint(kernel),
-    }
+    # description, and (only when there are checkpoints: it hashes the target's
+    # data) a fingerprint of the parameters the description leaves out
+    user_kernel = _json_roundtrip(kernel.describe())
+    if path is not None:
+        user_kernel["parameters_sha256"] = kernel_fingerprint(kernel)
     ks = init if isinstance(init, LadderState) else kernel.init(init, rng)
     if draws_file is not None:  # every leaf's file, now that the draws' structure is known
         _check_draws_file(draws_file, None, len(batch.leaves(kernel.map.draw(ks.state))))
