@@ -4,11 +4,12 @@ import json
 
 import numpy as np
 import pytest
+from interrupting import interrupting
 from trace_assertions import assert_same_run
 
 from ladder_mcmc import DirectionRefresh, LookAhead, lahmc, resume, sample
 from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian
+from ladder_mcmc.targets import IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(2)
 X0 = TARGET.sample(12, np.random.default_rng(0))
@@ -55,15 +56,7 @@ def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
 
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_crash_then_resume_equals_uninterrupted(tmp_path, schedule):
-    calls = {"n": 0, "limit": None}
-
-    def energy(x):
-        calls["n"] += 1
-        if calls["limit"] is not None and calls["n"] >= calls["limit"]:
-            raise KeyboardInterrupt
-        return TARGET.energy(x)
-
-    target = FunctionTarget(energy, TARGET.grad, dim=2)
+    target, calls = interrupting(TARGET, dim=2)
     k = lahmc(target, 1.0, 10, 0.1)
     whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15)
     calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))

@@ -11,6 +11,7 @@ import shutil
 import attrs
 import numpy as np
 import pytest
+from interrupting import interrupting
 from trace_assertions import assert_same_run
 
 from ladder_mcmc import Ladder, LookAheadRule, MomentumRefresh, lahmc, resume, sample
@@ -70,15 +71,8 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
 
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_interrupted_run_with_draws_file_resumes_bit_identically(tmp_path, schedule):
-    calls = {"n": 0, "limit": None}
-
-    def energy(x):
-        calls["n"] += 1
-        if calls["limit"] is not None and calls["n"] >= calls["limit"]:
-            raise KeyboardInterrupt
-        return TARGET.energy(x)
-
-    k = lahmc(FunctionTarget(energy, TARGET.grad, dim=3), 1.0, 10, 0.1)
+    target, calls = interrupting(TARGET, dim=3)
+    k = lahmc(target, 1.0, 10, 0.1)
     whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15)
     calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))
     ckpt, draws = tmp_path / "run.npz", tmp_path / "run.npy"
