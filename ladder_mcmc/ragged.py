@@ -50,8 +50,6 @@ def run_ragged(
     rng: np.random.Generator,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
-    *,
-    specialised: bool = True,
 ) -> LadderState:
     """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain.
 
@@ -64,9 +62,9 @@ def run_ragged(
 
     Leapfrog look-ahead kernels (``lahmc``, ``hmc``) are run by
     :mod:`ladder_mcmc.ragged_leapfrog`, the same algorithm on plain arrays,
-    draw for draw; ``specialised=False`` forces the generic loop (for tests).
+    draw for draw.
     """
-    run = ragged_leapfrog.run if specialised and ragged_leapfrog.applies_to(kernel) else _run
+    run = ragged_leapfrog.run if ragged_leapfrog.applies_to(kernel) else _run
     try:
         # one errstate for the whole run (entering one costs microseconds): a
         # rung may overflow or be NaN, and that is handled as density zero
