@@ -36,6 +36,7 @@ import json
 import numbers
 import os
 import tempfile
+import types
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -180,11 +181,13 @@ def fingerprint(obj: Any) -> str:
 
     Parameters are what immutable objects hold: the fields of frozen attrs
     classes and frozen dataclasses, tuples, arrays (dtype, shape and bytes),
-    real numbers (as floats), strings, and functions (by module and qualified
-    name, not their code or closures, which would differ between Python
-    versions). A mutable object — a dict, a list, an instance of an ordinary
-    or non-frozen class, such as a target that counts its calls — is named by
-    its type only, since its contents may change during the run.
+    real numbers (as floats), strings, and functions: by module and qualified
+    name, default arguments and the values their closures capture (so two
+    lambdas made in a loop over different constants differ), but not their
+    code, whose bytes differ between Python versions. A mutable object — a
+    dict, a list, an instance of an ordinary or non-frozen class, such as a
+    target that counts its calls — is named by its type only, since its
+    contents may change during the run.
     Deterministic across processes and machines.
     """
     h = hashlib.sha256()
@@ -199,6 +202,13 @@ def _frozen(obj: Any) -> bool:
     if dataclasses.is_dataclass(obj):
         return bool(obj.__dataclass_params__.frozen)
     return False
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet filled (a name assigned later)
+        return None
 
 
 def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
@@ -236,5 +246,11 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
                 _feed(h, getattr(obj, field.name), seen, depth + 1)
         elif callable(obj) and hasattr(obj, "__qualname__"):
             put(f"fn:{getattr(obj, '__module__', '')}:{obj.__qualname__};".encode())
+            if isinstance(obj, types.MethodType):
+                _feed(h, obj.__self__, seen, depth + 1)
+            elif isinstance(obj, types.FunctionType):
+                _feed(h, obj.__defaults__, seen, depth + 1)
+                _feed(h, tuple(sorted((obj.__kwdefaults__ or {}).items())), seen, depth + 1)
+                _feed(h, tuple(_cell(c) for c in obj.__closure__ or ()), seen, depth + 1)
         else:
             put(b";")

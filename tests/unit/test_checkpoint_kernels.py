@@ -464,3 +464,29 @@ def test_the_fingerprint_ignores_mutable_state_and_is_the_same_in_another_proces
     assert there == here
     other = lahmc(RoughWell(), 0.5, 7, 0.2, 3, inverse_mass=np.array([2.0, 3.0 + 1e-12]))
     assert checkpoint_module.fingerprint(other) != here
+
+
+def test_the_fingerprint_sees_what_a_function_closes_over():
+    """Lambdas made in a loop share a qualified name; their captured values differ."""
+    from ladder_mcmc.targets import FunctionTarget
+
+    def gaussian(scale, shift=0.0):
+        return FunctionTarget(
+            lambda x: 0.5 * ((x - shift) ** 2).sum(1) / scale, lambda x: (x - shift) / scale, dim=2
+        )
+
+    prints = [checkpoint_module.fingerprint(gaussian(s)) for s in (1.0, 2.0, 1.0)]
+    assert prints[0] != prints[1]
+    assert prints[0] == prints[2]
+    assert checkpoint_module.fingerprint(gaussian(1.0, 0.5)) != prints[0]
+
+    def with_default(x, scale=1.0):
+        return x / scale
+
+    def with_other_default(x, scale=2.0):
+        return x / scale
+
+    with_other_default.__qualname__ = with_default.__qualname__
+    assert checkpoint_module.fingerprint(with_default) != checkpoint_module.fingerprint(
+        with_other_default
+    )
