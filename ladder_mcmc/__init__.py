@@ -15,6 +15,7 @@ from ladder_mcmc.lifted_refresh import (
     LiftedPhaseState,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
+    lifted_lahmc,
 )
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.metrics import Metric
@@ -65,6 +66,7 @@ __all__ = [
     "Yoshida4",
     "hmc",
     "lahmc",
+    "lifted_lahmc",
     "resume",
     "sample",
 ]

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from ladder_mcmc import Ladder, LookAheadRule, sample
+from ladder_mcmc.adaptation import with_hmc_parameters
 from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hmc import Leapfrog
 from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
@@ -22,12 +23,13 @@ from ladder_mcmc.lifted_refresh import (
     LiftedPhaseState,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
+    lifted_lahmc,
     lifted_uniform_step,
     quantiles,
 )
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
 from ladder_mcmc.testing import assert_map, assert_one_step_invariance
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
@@ -265,6 +267,58 @@ def test_rough_well_kernel_runs_and_describes_itself():
         "metric": "power-1.25 diagonal",
     }
     assert kernel.map.describe()["map"] == "LiftedLeapfrog"
+
+
+# ------------------------------------------------------------------ lifted_lahmc
+
+
+def test_lifted_lahmc_is_the_hand_built_kernel_draw_for_draw():
+    kin = PowerKinetic(1.5, VARIANCES)
+    by_hand = Ladder(
+        LiftedLeapfrog(TARGET, 0.4, 3, kin), LookAheadRule(2), LiftedQuantileRefresh(0.2, kin)
+    )
+    built = lifted_lahmc(TARGET, 0.4, 3, delta=0.2, look_ahead=2, a=1.5, inverse_mass=VARIANCES)
+    assert built.describe() == by_hand.describe()
+    init = TARGET.sample(3, np.random.default_rng(0))
+    a, b = sample(built, init, 30, seed=1), sample(by_hand, init, 30, seed=1)
+    np.testing.assert_array_equal(a.positions, b.positions)
+
+
+def test_lifted_lahmc_defaults_and_warm_up_adapt_its_kinetic_energy():
+    kernel = lifted_lahmc(RoughWell(), 0.5, 30)
+    assert kernel.map.metric.a == 1.25 and kernel.rule.max_rungs == 4
+    assert kernel.refresh.delta == 0.06
+    np.testing.assert_array_equal(kernel.map.metric.inverse_mass, np.ones(2))
+    trace = sample(kernel, np.zeros((4, 2)), 50, seed=0, warmup=200, target_prob=0.7)
+    m = trace.warmup.inverse_mass
+    assert m.shape == (2,) and np.all(np.isfinite(m)) and not np.array_equal(m, np.ones(2))
+    adapted = with_hmc_parameters(kernel, trace.warmup.step_size, Metric(m))
+    for kin in (adapted.map.metric, adapted.refresh.kinetic):
+        assert isinstance(kin, PowerKinetic) and kin.a == 1.25
+        np.testing.assert_array_equal(kin.inverse_mass, m)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"a": 2.5}, "a"),
+        ({"delta": 0.0}, "delta"),
+        ({"look_ahead": 0}, "look_ahead"),
+        ({"n_leapfrog": 0}, "n_leapfrog"),
+        ({"inverse_mass": [1.0, -1.0]}, "inverse_mass"),
+    ],
+)
+def test_lifted_lahmc_refuses_bad_settings(kwargs, name):
+    args = {"target": RoughWell(), "step_size": 0.5, "n_leapfrog": 30, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        lifted_lahmc(**args)
+
+
+def test_lifted_lahmc_needs_a_dimension():
+    target = FunctionTarget(lambda x: 0.5 * (x**2).sum(1), lambda x: x)
+    with pytest.raises(ValueError, match="inverse_mass is needed"):
+        lifted_lahmc(target, 0.5, 10)
+    assert lifted_lahmc(target, 0.5, 10, inverse_mass=np.ones(3)).map.metric.dim == 3
 
 
 def _rough_well_second_moment() -> float:
