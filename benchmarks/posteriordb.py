@@ -73,8 +73,11 @@ def make_kernel(kind: str, target, step_size: float, args, inverse_mass=None):
             args.beta,
             look_ahead=args.look_ahead,
             inverse_mass=inverse_mass,
+            jitter=args.jitter,
         )
-    return hmc(target, step_size, args.n_leapfrog, args.beta, inverse_mass=inverse_mass)
+    return hmc(
+        target, step_size, args.n_leapfrog, args.beta, inverse_mass=inverse_mass, jitter=args.jitter
+    )
 
 
 def pilot_tune(target, init: np.ndarray, args, rng: np.random.Generator):
@@ -226,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--beta", type=float, default=1.0, help="momentum refresh β")
     parser.add_argument("--look-ahead", type=int, default=4, help="K for LAHMC")
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="step size drawn per chain and step uniformly on eps·[1-j, 1+j] (0: fixed)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--init-radius", type=float, default=0.5, help="inits uniform on (-r, r) (Stan: 2)"
@@ -281,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.trajectory_length is None
             else f"M=round(T/eps), T={args.trajectory_length:.4g}"
         )
-        + f", beta={args.beta}, LAHMC K={args.look_ahead}; seed={args.seed}; "
+        + f", beta={args.beta}, LAHMC K={args.look_ahead}"
+        + (f", step jitter {args.jitter}" if args.jitter else "")
+        + f"; seed={args.seed}; "
         f"inits: {init_description(args)}"
     )
     print(f"# tuning: {how}")

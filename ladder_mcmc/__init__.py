@@ -8,6 +8,7 @@ from ladder_mcmc.cycle import CycleShift
 from ladder_mcmc.harmonic import HarmonicFlow
 from ladder_mcmc.hmc import Leapfrog, PhaseState, hmc, lahmc
 from ladder_mcmc.integrators import McLachlan2, Yoshida4
+from ladder_mcmc.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
 from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.ladder import Ladder, LadderState, LookAhead, StepInfo
 from ladder_mcmc.lifted_refresh import (
@@ -38,6 +39,8 @@ __all__ = [
     "DirectionRefresh",
     "FunctionTarget",
     "HarmonicFlow",
+    "JitteredLeapfrog",
+    "JitteredPhaseState",
     "Ladder",
     "LadderState",
     "Leapfrog",
@@ -59,6 +62,7 @@ __all__ = [
     "Refresh",
     "ReversibleMap",
     "Rule",
+    "StepSizeJitter",
     "StepInfo",
     "Target",
     "TemperedLeapfrog",

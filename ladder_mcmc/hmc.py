@@ -146,8 +146,14 @@ class Leapfrog(ReversibleMap):
 
         Override this (and ``cost``) to change the integrator; see the class notes.
         """
+        return self.leapfrog_steps(x, v, grad, float(self.step_size))
+
+    def leapfrog_steps(
+        self, x: np.ndarray, v: np.ndarray, grad: np.ndarray, eps: float | np.ndarray
+    ) -> PhaseState:
+        """:meth:`integrate` with the step ``eps`` given: a float, or one per chain as a
+        (chains, 1) column (:class:`ladder_mcmc.jitter.JitteredLeapfrog`)."""
         g = grad
-        eps = float(self.step_size)
         vel = self.metric.velocity
         grad_fn = self.target.grad
         v = v - (0.5 * eps) * g
@@ -226,6 +232,7 @@ def lahmc(
     beta: float,
     look_ahead: int = 4,
     inverse_mass: np.ndarray | None = None,
+    jitter: float = 0.0,
 ) -> Ladder:
     """Look-Ahead HMC (paper, section 4): leapfrog ladder, look-ahead rule, momentum refresh.
 
@@ -243,6 +250,10 @@ def lahmc(
         ``K``, the most rungs tried before a momentum flip (paper: 4).
     inverse_mass : array, optional
         Diagonal (vector) or dense inverse mass matrix; identity if omitted.
+    jitter : float in [0, 1)
+        ``j > 0``: each chain's step is ``ε s`` with ``s`` drawn uniformly on
+        ``[1 − j, 1 + j]`` afresh every step (:mod:`ladder_mcmc.jitter`), which breaks
+        the resonances of a fixed trajectory length; ``0`` (default): the fixed ``ε``.
 
     Examples
     --------
@@ -258,10 +269,18 @@ def lahmc(
     positive_int("look_ahead", look_ahead)
     positive_int("n_leapfrog", n_leapfrog)
     metric = Metric(inverse_mass)
+    if jitter == 0:
+        return Ladder(
+            Leapfrog(target, step_size, n_leapfrog, metric),
+            LookAheadRule(look_ahead),
+            MomentumRefresh(beta, metric),
+        )
+    from ladder_mcmc.jitter import JitteredLeapfrog, StepSizeJitter  # imports this module
+
     return Ladder(
-        Leapfrog(target, step_size, n_leapfrog, metric),
+        JitteredLeapfrog(target, step_size, n_leapfrog, metric),
         LookAheadRule(look_ahead),
-        MomentumRefresh(beta, metric),
+        MomentumRefresh(beta, metric) + StepSizeJitter(jitter),
     )
 
 
@@ -271,9 +290,13 @@ def hmc(
     n_leapfrog: int,
     beta: float,
     inverse_mass: np.ndarray | None = None,
+    jitter: float = 0.0,
 ) -> Ladder:
     """Standard (persistent when ``β < 1``) HMC: :func:`lahmc` with ``look_ahead = 1``.
 
-    A momentum flip on rejection, then the partial refresh (paper, section 3.4).
+    A momentum flip on rejection, then the partial refresh (paper, section 3.4);
+    ``jitter`` as for :func:`lahmc`.
     """
-    return lahmc(target, step_size, n_leapfrog, beta, look_ahead=1, inverse_mass=inverse_mass)
+    return lahmc(
+        target, step_size, n_leapfrog, beta, look_ahead=1, inverse_mass=inverse_mass, jitter=jitter
+    )

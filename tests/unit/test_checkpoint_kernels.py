@@ -4,7 +4,8 @@
 whose state is not a plain ``PhaseState`` or whose refresh, map or rule carries
 more — the lifted refresh (``LiftedPhaseState.lift``), the power kinetic energy
 with its normalised refresh, the tempered leapfrog, Yoshida's integrator, the
-reduced-flip rule and the persistent uniform (the rule's per-chain carry) — on
+reduced-flip rule, the persistent uniform (the rule's per-chain carry) and the
+jittered step size (``JitteredPhaseState.step_scale``) — on
 both schedules, after warm-up, after a crash, and with the compiled bookkeeping
 switched on or off. Each comparison is bit for bit (draws, rung codes, map
 applications, non-finite counts, the whole final kernel state and the adapted
@@ -130,6 +131,10 @@ def persistent(target, delta=0.1):
     return Ladder(Leapfrog(target, 0.9, 4), PersistentUniformRule(3, delta), MomentumRefresh(0.3))
 
 
+def jittered(target, jitter=0.3):
+    return lahmc(target, 0.9, 4, 0.3, look_ahead=3, jitter=jitter)
+
+
 # name: (kernel factory, foreign variant's keyword, base target, wall)
 CASES = {
     "lifted-quantile": (lifted, {"delta": 0.05}, WELL, np.inf),
@@ -139,6 +144,7 @@ CASES = {
     "yoshida4": (yoshida, {"integrator": McLachlan2}, GAUSS, 1.5),
     "reduced-flip": (reduced_flip, {"k": 2}, GAUSS, 1.5),
     "persistent-uniform": (persistent, {"delta": 0.2}, GAUSS, np.inf),
+    "jittered-step": (jittered, {"jitter": 0.2}, GAUSS, 1.5),
 }
 
 
