@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import FunctionTarget, Ladder, LookAheadRule, MomentumRefresh, hmc, lahmc, sample
+from ladder_mcmc.adaptation import with_hmc_parameters
 from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hmc import Leapfrog, PhaseState
 from ladder_mcmc.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
@@ -213,6 +214,10 @@ def test_warm_up_adapts_the_centre_step_and_keeps_the_jitter():
     assert kernel.describe()["map"] == "JitteredLeapfrog"
     parts = kernel.describe()["refresh"]["parts"]
     assert parts[1] == {"refresh": "StepSizeJitter", "jitter": 0.2}
+    adapted = with_hmc_parameters(kernel, trace.warmup.step_size, Metric(trace.warmup.inverse_mass))
+    assert isinstance(adapted.map, JitteredLeapfrog)
+    assert adapted.refresh.parts[0].metric is adapted.map.metric  # momenta from the new mass
+    assert adapted.refresh.parts[1] == StepSizeJitter(0.2)
 
 
 def test_plain_kernel_unchanged_by_the_new_keyword():
