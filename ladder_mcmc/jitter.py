@@ -34,6 +34,7 @@ import numpy as np
 
 from ladder_mcmc.hmc import Leapfrog, PhaseState
 from ladder_mcmc.refresh import Refresh
+from ladder_mcmc.validation import state_field
 
 
 @attrs.frozen(eq=False)
@@ -152,12 +153,9 @@ class StepSizeJitter(Refresh):
     changes_state = False  # the step-size factor does not enter log p
 
     def __call__(self, state, direction, rng):
-        scale = getattr(state, "step_scale", None)
-        if scale is None:
-            raise ValueError(
-                f"StepSizeJitter needs a state with a step_scale field (JitteredLeapfrog's "
-                f"JitteredPhaseState), got {type(state).__name__}"
-            )
+        scale = state_field(
+            state, "step_scale", "StepSizeJitter", "JitteredLeapfrog's JitteredPhaseState"
+        )
         fresh = 1.0 + float(self.jitter) * (2.0 * rng.random(scale.shape[0]) - 1.0)
         return attrs.evolve(state, step_scale=fresh), direction
 

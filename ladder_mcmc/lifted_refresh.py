@@ -63,9 +63,16 @@ from ladder_mcmc.ladder import Ladder
 from ladder_mcmc.refresh import Refresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.targets import Target
-from ladder_mcmc.validation import attrs_validator, in_open_closed, positive_int, probability
+from ladder_mcmc.validation import (
+    attrs_validator,
+    in_open_closed,
+    positive_int,
+    probability,
+    state_field,
+)
 
 _SQRT2 = math.sqrt(2.0)
+_LIFTED_STATE = "LiftedLeapfrog's LiftedPhaseState"
 
 
 @attrs.frozen(eq=False)
@@ -246,12 +253,7 @@ class LiftedQuantileRefresh(Refresh):
             )
 
     def __call__(self, state, direction, rng):
-        lift = getattr(state, "lift", None)
-        if lift is None:
-            raise ValueError(
-                f"LiftedQuantileRefresh needs a state with a lift field (LiftedLeapfrog's "
-                f"LiftedPhaseState), got {type(state).__name__}"
-            )
+        lift = state_field(state, "lift", "LiftedQuantileRefresh", _LIFTED_STATE)
         v = state.v
         z = self.kinetic.to_normal(v)
         sign = np.where(z < 0, -1.0, 1.0)
@@ -295,11 +297,7 @@ class LiftResampleRefresh(Refresh):
     changes_state = False  # the lift does not enter log p
 
     def __call__(self, state, direction, rng):
-        lift = getattr(state, "lift", None)
-        if lift is None:
-            raise ValueError(
-                f"LiftResampleRefresh needs a state with a lift field, got {type(state).__name__}"
-            )
+        lift = state_field(state, "lift", "LiftResampleRefresh", _LIFTED_STATE)
         redraw = rng.random(lift.shape) < float(self.prob)
         fresh = np.where(rng.random(lift.shape) < 0.5, 1.0, -1.0)
         return attrs.evolve(state, lift=np.where(redraw, fresh, lift)), direction

@@ -58,6 +58,20 @@ def probability(name: str, value: Any) -> Any:
     return value
 
 
+def state_field(state: Any, name: str, user: str, provider: str) -> Any:
+    """``state.<name>``, or ``ValueError`` if the state has no such field.
+
+    For a refresh (``user``) that acts on an auxiliary field which only some
+    maps' states carry (``provider``: the map and state class that do).
+    """
+    value = getattr(state, name, None)
+    if value is None:
+        raise ValueError(
+            f"{user} needs a state with a {name} field ({provider}), got {type(state).__name__}"
+        )
+    return value
+
+
 def attrs_validator(check, name: str | None = None):
     """Wrap a check as an attrs validator (the attribute's name is the parameter's)."""
 
