@@ -43,6 +43,17 @@ class PhaseState:
     grad: np.ndarray
 
 
+def _carry(state: PhaseState, out: PhaseState) -> PhaseState:
+    """``out`` with the auxiliary fields of ``state``'s class carried over unchanged.
+
+    A subclass of :class:`PhaseState` (e.g. ``LiftedPhaseState.lift``,
+    ``JitteredPhaseState.step_scale``) keeps its extra fields through the map.
+    """
+    if type(state) is PhaseState:
+        return out
+    return attrs.evolve(state, x=out.x, v=out.v, energy=out.energy, grad=out.grad)
+
+
 def _energy_and_grad(target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     both = getattr(target, "energy_and_grad", None)
     if both is not None:
@@ -84,6 +95,10 @@ class Leapfrog(ReversibleMap):
     :mod:`ladder_mcmc.integrators` (``Yoshida4``, ``McLachlan2``) and
     ``docs/custom-maps.md``. Check a new one with
     :func:`ladder_mcmc.testing.assert_map`.
+
+    A subclass of :class:`PhaseState` with auxiliary fields keeps them through
+    ``forward`` and ``move`` unchanged (``LiftedLeapfrog``'s lift,
+    ``JitteredLeapfrog``'s step factor, which its :meth:`advance` reads).
     """
 
     target: Target
@@ -114,15 +129,23 @@ class Leapfrog(ReversibleMap):
         return attrs.evolve(state, v=-state.v)
 
     def forward(self, state: PhaseState) -> PhaseState:
-        return self.integrate(state.x, state.v, state.grad)
+        return _carry(state, self.advance(state, state.v))
 
     def move(self, state: PhaseState, direction: np.ndarray) -> PhaseState:
         """``L^d``: one batched integration with the momentum multiplied by ``d``."""
         # d = ±1 exactly, so multiplying by it is exact (no test for "all +1":
         # on the ladder the directions are mixed, and the test costs as much)
         d = np.asarray(direction)[:, None].astype(state.v.dtype)
-        out = self.integrate(state.x, d * state.v, state.grad)
-        return PhaseState(x=out.x, v=d * out.v, energy=out.energy, grad=out.grad)
+        out = self.advance(state, d * state.v)
+        return _carry(state, PhaseState(x=out.x, v=d * out.v, energy=out.energy, grad=out.grad))
+
+    def advance(self, state: PhaseState, v: np.ndarray) -> PhaseState:
+        """One application from ``state``'s position (and cached gradient) with momentum ``v``.
+
+        :meth:`integrate` by default; a subclass whose step depends on an auxiliary
+        field of the state overrides this (:class:`ladder_mcmc.jitter.JitteredLeapfrog`).
+        """
+        return self.integrate(state.x, v, state.grad)
 
     def integrate(self, x: np.ndarray, v: np.ndarray, grad: np.ndarray) -> PhaseState:
         """Integrate ``n_steps`` steps forward from ``(x, v)``; the map ``L`` without the direction.

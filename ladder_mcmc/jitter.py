@@ -68,18 +68,11 @@ class JitteredLeapfrog(Leapfrog):
         As for :class:`~ladder_mcmc.hmc.Leapfrog`; ``step_size`` is the centre ``ε``.
     """
 
-    def _steps(self, state: JitteredPhaseState) -> np.ndarray:
-        return float(self.step_size) * state.step_scale[:, None]
-
-    def forward(self, state: JitteredPhaseState) -> JitteredPhaseState:
-        out = self.leapfrog_steps(state.x, state.v, state.grad, self._steps(state))
-        return JitteredPhaseState(out.x, out.v, out.energy, out.grad, state.step_scale)
-
-    def move(self, state: JitteredPhaseState, direction: np.ndarray) -> JitteredPhaseState:
-        """``L^d`` on ``(x, v)`` with each chain's own step; ``step_scale`` unchanged."""
-        d = np.asarray(direction)[:, None].astype(state.v.dtype)
-        out = self.leapfrog_steps(state.x, d * state.v, state.grad, self._steps(state))
-        return JitteredPhaseState(out.x, d * out.v, out.energy, out.grad, state.step_scale)
+    def advance(self, state: JitteredPhaseState, v: np.ndarray) -> PhaseState:
+        """The leapfrog with each chain's own step ``ε s`` (``forward`` and ``move`` carry
+        ``step_scale`` over unchanged)."""
+        eps = float(self.step_size) * state.step_scale[:, None]
+        return self.leapfrog_steps(state.x, v, state.grad, eps)
 
     def prepare(self, init, rng: np.random.Generator) -> JitteredPhaseState:
         """As :meth:`Leapfrog.prepare`, plus ``step_scale`` (1 unless ``init`` has one).

@@ -107,16 +107,6 @@ class LiftedLeapfrog(Leapfrog):
         :class:`~ladder_mcmc.kinetic.PowerKinetic`).
     """
 
-    def forward(self, state: LiftedPhaseState) -> LiftedPhaseState:
-        out = self.integrate(state.x, state.v, state.grad)
-        return LiftedPhaseState(out.x, out.v, out.energy, out.grad, state.lift)
-
-    def move(self, state: LiftedPhaseState, direction: np.ndarray) -> LiftedPhaseState:
-        """``L^d`` on ``(x, v)``; ``lift`` unchanged."""
-        d = np.asarray(direction)[:, None].astype(state.v.dtype)
-        out = self.integrate(state.x, d * state.v, state.grad)
-        return LiftedPhaseState(out.x, d * out.v, out.energy, out.grad, state.lift)
-
     def prepare(self, init, rng: np.random.Generator) -> LiftedPhaseState:
         """As :meth:`Leapfrog.prepare`, plus ``lift`` (drawn uniformly if ``init`` has none).
 
