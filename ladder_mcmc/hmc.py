@@ -15,7 +15,7 @@ import numpy as np
 from ladder_mcmc.ladder import Ladder
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.metrics import Metric
-from ladder_mcmc.refresh import MomentumRefresh
+from ladder_mcmc.refresh import MomentumRefresh, Refresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.targets import Target
 from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
@@ -292,18 +292,14 @@ def lahmc(
     positive_int("look_ahead", look_ahead)
     positive_int("n_leapfrog", n_leapfrog)
     metric = Metric(inverse_mass)
-    if jitter == 0:
-        return Ladder(
-            Leapfrog(target, step_size, n_leapfrog, metric),
-            LookAheadRule(look_ahead),
-            MomentumRefresh(beta, metric),
-        )
-    from ladder_mcmc.jitter import JitteredLeapfrog, StepSizeJitter  # imports this module
+    map_cls: type[Leapfrog] = Leapfrog
+    refresh: Refresh = MomentumRefresh(beta, metric)
+    if jitter != 0:
+        from ladder_mcmc.jitter import JitteredLeapfrog, StepSizeJitter  # imports this module
 
+        map_cls, refresh = JitteredLeapfrog, refresh + StepSizeJitter(jitter)
     return Ladder(
-        JitteredLeapfrog(target, step_size, n_leapfrog, metric),
-        LookAheadRule(look_ahead),
-        MomentumRefresh(beta, metric) + StepSizeJitter(jitter),
+        map_cls(target, step_size, n_leapfrog, metric), LookAheadRule(look_ahead), refresh
     )
 
 

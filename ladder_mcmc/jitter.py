@@ -102,9 +102,8 @@ class JitteredLeapfrog(Leapfrog):
 
 
 def _check_jitter(_inst, _attr, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise ValueError(f"jitter must be a number in [0, 1), got {value!r}")
-    if not 0 <= value < 1:
+    number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+    if not (number and 0 <= value < 1):
         raise ValueError(f"jitter must be a number in [0, 1), got {value!r}")
 
 

@@ -102,9 +102,6 @@ class PowerKinetic:
     def dim(self) -> int:
         return int(self.inverse_mass.shape[0])
 
-    def _scale(self) -> np.ndarray:
-        return self._sqrt_m
-
     def velocity(self, v: np.ndarray) -> np.ndarray:
         """``∇K(v) = √m sign(w) |w|^{a-1}``, ``w = v √m``, for a batch (chains, dim)."""
         s = self._sqrt_m
@@ -116,14 +113,14 @@ class PowerKinetic:
 
     def kinetic(self, v: np.ndarray) -> np.ndarray:
         """``K(v) = Σ_i |w_i|^a / a`` per chain, shape (chains,)."""
-        w = v * self._scale()
+        w = v * self._sqrt_m
         return (np.abs(w) ** self.a).sum(axis=1) / self.a
 
     def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         """Draws from ``exp(-K)``: ``|w|^a/a ~ Gamma(1/a, 1)``, random sign."""
         g = rng.gamma(1.0 / self.a, 1.0, size=shape)
         sign = np.where(rng.random(shape) < 0.5, 1.0, -1.0)
-        return sign * (self.a * g) ** (1.0 / self.a) / self._scale()
+        return sign * (self.a * g) ** (1.0 / self.a) / self._sqrt_m
 
     def to_normal(self, v: np.ndarray) -> np.ndarray:
         """``z = Φ⁻¹(F(w))`` per coordinate: standard normal when ``v ~ exp(-K)``.
@@ -134,7 +131,7 @@ class PowerKinetic:
         keep the tails accurate. Odd in ``v``.
         """
         s = 1.0 / self.a
-        w = v * self._scale()
+        w = v * self._sqrt_m
         y = np.abs(w) ** self.a / self.a
         p = special.gammainc(s, y)
         q = special.gammaincc(s, y)
@@ -153,7 +150,7 @@ class PowerKinetic:
             y_small = special.gammaincinv(s, np.minimum(p, 0.5))
             y_large = special.gammainccinv(s, np.minimum(q, 0.5))
         y = np.where(p <= 0.5, y_small, y_large)
-        return np.sign(z) * (self.a * y) ** s / self._scale()
+        return np.sign(z) * (self.a * y) ** s / self._sqrt_m
 
     def with_inverse_mass(self, inverse_mass: np.ndarray) -> PowerKinetic:
         """The same exponent with a new diagonal inverse mass (for a warm-up that adapts it).
