@@ -8,7 +8,8 @@ averaging and a diagonal inverse mass matrix (Stan's windows). Figure of merit:
 
     min over coordinates i of min(bulk ESS of x_i, bulk ESS of x_i²)   per 1000 gradients,
 
-bulk ESS = :func:`ladder_mcmc.summary.rank_normalize` then
+(:func:`ladder_mcmc.summary.min_bulk_ess`), bulk ESS =
+:func:`ladder_mcmc.summary.rank_normalize` then
 :func:`ladder_mcmc.diagnostics.effective_sample_size` (split, multi-chain, Geyer),
 gradients = all chains' gradient evaluations in the sampling phase (and, in the second
 figure, the warm-up's too). ESS from 4 chains is noisy, so every configuration runs
@@ -56,13 +57,12 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.adaptation import warmup as run_warmup
-from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hmc import Leapfrog
 from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.ladder import Ladder
 from ladder_mcmc.lifted_refresh import LiftedLeapfrog, LiftedQuantileRefresh
 from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.summary import rank_normalize
+from ladder_mcmc.summary import min_bulk_ess
 from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
 from ladder_mcmc.tempered import TemperedLeapfrog
 
@@ -264,13 +264,6 @@ def efficiency(trace, warm_grads: float, wall: float) -> dict:
         "warmup_grads": warm_grads,
         "wall": wall,
     }
-
-
-def min_bulk_ess(x: np.ndarray) -> float:
-    """Min over coordinates of the bulk ESS of ``x`` and of ``x²``; ``x`` (steps, chains, dim)."""
-    ess_x = effective_sample_size(rank_normalize(x))
-    ess_x2 = effective_sample_size(rank_normalize(x * x))
-    return float(min(np.min(ess_x), np.min(ess_x2)))
 
 
 def run_one(

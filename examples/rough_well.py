@@ -36,21 +36,11 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import lahmc, lifted_lahmc, sample
-from ladder_mcmc.diagnostics import autocorrelation, effective_sample_size
-from ladder_mcmc.summary import rank_normalize
+from ladder_mcmc.diagnostics import autocorrelation
+from ladder_mcmc.summary import min_bulk_ess
 from ladder_mcmc.targets import RoughWell
 
 RIPPLE = 4.0  # the barriers of cos(π x / 2) are 4 units apart
-
-
-def min_bulk_ess(x: np.ndarray) -> float:
-    """Min over coordinates of the bulk ESS of ``x`` and of ``x²``; ``x`` (steps, chains, dim)."""
-    return float(
-        min(
-            np.min(effective_sample_size(rank_normalize(x))),
-            np.min(effective_sample_size(rank_normalize(x * x))),
-        )
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,18 @@ def rank_normalize(draws: np.ndarray) -> np.ndarray:
     return z.reshape(x.shape)
 
 
+def min_bulk_ess(positions: np.ndarray) -> float:
+    """Min over coordinates ``i`` of min(bulk ESS of ``x_i``, bulk ESS of ``x_i²``).
+
+    Bulk ESS = :func:`rank_normalize`, then the split-chain
+    :func:`~ladder_mcmc.diagnostics.effective_sample_size` (Vehtari et al. 2021).
+    The figure of merit of ``docs/against-nuts.md`` (issue 6's NUTS comparison);
+    ``positions`` (steps, chains, dim).
+    """
+    x = np.asarray(positions, dtype=float)
+    return float(min(np.min(effective_sample_size(rank_normalize(q))) for q in (x, x * x)))
+
+
 @attrs.frozen(eq=False)
 class Summary:
     """Per-parameter statistics and the run's transition fractions.
@@ -97,7 +109,7 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
         raise ValueError(f"names has {len(names)} entries for {dim} parameters")
     sd = x.reshape(-1, dim).std(axis=0, ddof=1)
     ess_mean = np.atleast_1d(effective_sample_size(x))
-    z = rank_normalize(x)
+    z = rank_normalize(x)  # once, for both the bulk ESS and R-hat
     warm = getattr(trace, "warmup", None)
     return Summary(
         names=names,

@@ -45,3 +45,14 @@ def test_to_inference_data():
     assert isinstance(idata, az.InferenceData)
     assert idata.posterior["x0"].shape == (8, 400)
     assert "rung" in idata.sample_stats
+
+
+def test_min_bulk_ess_is_the_smallest_bulk_ess_of_x_and_x_squared():
+    from ladder_mcmc.diagnostics import effective_sample_size
+    from ladder_mcmc.summary import min_bulk_ess
+
+    x = np.random.default_rng(3).standard_normal((400, 4, 3)).cumsum(axis=0) * 0.1
+    x[:, :, 1] = np.random.default_rng(4).standard_normal((400, 4))
+    each = [effective_sample_size(rank_normalize(q)) for q in (x, x * x)]
+    assert min_bulk_ess(x) == min(float(np.min(e)) for e in each)
+    assert min_bulk_ess(x) < float(np.max(each[0]))  # the min, not any ESS
