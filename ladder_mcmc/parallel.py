@@ -1,10 +1,12 @@
 """Chains spread over a ``concurrent.futures.Executor`` (a process pool, or Dask's).
 
 The chains are split into contiguous groups; group ``g`` runs
-:func:`~ladder_mcmc.sampling.sample` with its own generator seeded by child
-``g`` of ``SeedSequence(seed).spawn(n_groups)``. A run is therefore
-reproducible given the seed and the number of groups, whatever executor runs
-it and in whatever order the groups finish.
+:func:`~ladder_mcmc.sampling.sample` on its chains, each chain with its own
+random stream keyed by the run's seed and the chain's index in the whole run
+(:mod:`ladder_mcmc.streams`). Without warm-up a run's draws are therefore
+those of the same run without an executor, whatever the number of groups,
+the executor, or the order in which the groups finish. Warm-up adapts on each
+group's chains.
 """
 
 from __future__ import annotations
@@ -16,16 +18,22 @@ import numpy as np
 
 from ladder_mcmc import batch
 from ladder_mcmc.ladder import LadderState
+from ladder_mcmc.streams import ChainStreams, root_seed
 from ladder_mcmc.trace import Trace
 from ladder_mcmc.validation import positive_int
+
+
+def group_bounds(n_chains: int, n_groups: int) -> np.ndarray:
+    """Where each of ``n_groups`` contiguous groups of chains starts, and the end."""
+    if n_groups > n_chains:
+        raise ValueError(f"n_groups={n_groups} exceeds the number of chains ({n_chains})")
+    return np.linspace(0, n_chains, n_groups + 1).astype(int)
 
 
 def split_chains(init: Any, n_groups: int) -> list[Any]:
     """Contiguous groups of chains (sizes differ by at most one)."""
     n = batch.n_chains(init.state if isinstance(init, LadderState) else init)
-    if n_groups > n:
-        raise ValueError(f"n_groups={n_groups} exceeds the number of chains ({n})")
-    bounds = np.linspace(0, n, n_groups + 1).astype(int)
+    bounds = group_bounds(n, n_groups)
     groups = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         idx = np.arange(lo, hi)
@@ -95,14 +103,17 @@ def sample_on_executor(
     from ladder_mcmc.sampling import sample
 
     n_groups = positive_int("n_groups", n_groups)
-    if isinstance(seed, np.random.Generator):
-        raise ValueError("with an executor, seed must be an int or a SeedSequence, not a Generator")
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    root = root_seed(seed)
     groups = split_chains(init, n_groups)
+    bounds = group_bounds(
+        batch.n_chains(init.state if isinstance(init, LadderState) else init), n_groups
+    )
     options = {**options, "progress": False}
     futures = [
-        executor.submit(sample, kernel, g, n_steps, child, **options)
-        for g, child in zip(groups, seq.spawn(n_groups), strict=True)
+        executor.submit(
+            sample, kernel, g, n_steps, ChainStreams(root, np.arange(lo, hi)), **options
+        )
+        for g, lo, hi in zip(groups, bounds[:-1], bounds[1:], strict=True)
     ]
     traces = [f.result() for f in futures]
     return concatenate_traces(traces)

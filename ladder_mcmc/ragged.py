@@ -33,6 +33,7 @@ import numpy as np
 from ladder_mcmc import batch, ragged_leapfrog
 from ladder_mcmc.ladder import Ladder, LadderState, base_for, quiet_log_density_of
 from ladder_mcmc.rules import FLIP
+from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.trace import Recorder
 
 
@@ -47,7 +48,7 @@ def run_ragged(
     kernel: Ladder,
     ks: LadderState,
     recorder: Recorder,
-    rng: np.random.Generator,
+    streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
 ) -> LadderState:
@@ -69,12 +70,12 @@ def run_ragged(
         # one errstate for the whole run (entering one costs microseconds): a
         # rung may overflow or be NaN, and that is handled as density zero
         with np.errstate(all="ignore"):
-            return run(kernel, ks, recorder, rng, on_progress, until)
+            return run(kernel, ks, recorder, streams, on_progress, until)
     finally:
         recorder.flush()
 
 
-def _run(kernel, ks, recorder, rng, on_progress, until):
+def _run(kernel, ks, recorder, streams, on_progress, until):
     rule, map_ = kernel.rule, kernel.map
     positions = tuple(rule.positions)
     n_stages = len(positions)
@@ -102,7 +103,7 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
     def retire(finished: np.ndarray) -> None:
         """Move the chains in ``finished`` (a mask) out of the batch."""
         nonlocal chain_id, step, stage, origin, current, direction, lp0, carry
-        nonlocal memory, u, n_moves, non_finite, in_sync
+        nonlocal memory, u, n_moves, non_finite, in_sync, rows
         in_sync = False
         fin = np.flatnonzero(finished)
         take_carry = (lambda c, i: None) if carry is None else batch.take
@@ -120,6 +121,7 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
         direction, lp0, carry = direction[keep], lp0[keep], take_carry(carry, keep)
         memory, u = memory[keep], u[keep]
         n_moves, non_finite = n_moves[keep], non_finite[keep]
+        rows = chain_id
 
     n = len(step)
     current = origin
@@ -127,11 +129,17 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
     memory = np.zeros(n)
     n_moves = np.zeros(n, dtype=np.int64)
     non_finite = np.zeros(n, dtype=np.int64)
-    u = rule.uniform(carry, rng, n)
+    u = memory
     zero_int, zero_float = np.zeros(n, dtype=np.int64), np.zeros(n)
     in_sync = False
+    rows = None
     if np.any(step >= n_steps):
         retire(step >= n_steps)
+    # each step's uniform is drawn when the step begins (here, or when the chain
+    # finished its previous step), so each chain's stream is consumed in the
+    # same order with any ``until``
+    rows = None if chain_id.size == streams.n_chains else chain_id  # the batch's streams
+    u = rule.uniform(carry, streams.view(rows), chain_id.size)
     # all chains at the same step, in order: record whole rows while it lasts
     in_sync = chain_id.size == len(step) == recorder.n_chains and bool(np.all(step == step[0]))
     sync_step = int(step[0]) if in_sync else -1
@@ -181,11 +189,13 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
         if carry is not None:
             new_carry = rule.next_carry(carry, u, code, np.where(accept, ratio, 1.0))
             carry = _where(done, everyone, new_carry, carry)
+        # the decided chains' streams (the others are handed numbers they do not keep)
+        decided = streams.view(rows, None if everyone else done)
         # Ladder.apply_refresh, inline (no errstate)
         if refresh is None:
             ref, ref_dir, ref_lp = nxt, new_dir, nxt_lp
         else:
-            ref, ref_dir = refresh(nxt, new_dir, rng)
+            ref, ref_dir = refresh(nxt, new_dir, decided)
             ref_dir = np.asarray(ref_dir, dtype=np.int8)
             # `nxt` is finite (made of finite rungs), so only leaves the refresh
             # replaced are checked
@@ -205,7 +215,13 @@ def _run(kernel, ks, recorder, rng, on_progress, until):
                 n_moves,
                 non_finite,
             )
-        fresh_u = rule.uniform(carry, rng, n)
+        # the next step's uniform, for the chains that go on to one (all of them
+        # until a chain can reach the last step)
+        if iteration >= check_from:
+            going_on = step + 1 < n_steps
+            decided = streams.view(rows, going_on if everyone else done & going_on)
+        fresh_u = rule.uniform(carry, decided, n)
+
         if everyone:
             origin = current = ref
             direction, lp0, u = ref_dir, ref_lp, fresh_u

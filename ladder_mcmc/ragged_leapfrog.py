@@ -60,6 +60,7 @@ from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import row_dot
 from ladder_mcmc.refresh import MomentumRefresh
 from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.streams import ChainRandom, ChainStreams
 from ladder_mcmc.trace import Recorder
 
 #: Run the per-chain bookkeeping compiled (:mod:`ladder_mcmc.ragged_numba`)? ``True``
@@ -150,7 +151,7 @@ def run(
     kernel: Ladder,
     ks: LadderState,
     recorder: Recorder,
-    rng: np.random.Generator,
+    streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
 ) -> LadderState:
@@ -168,7 +169,7 @@ def run(
     if compiled(recorder.n_steps - int(recorder.completed())):
         ragged_numba = _import_compiled()
         if ragged_numba is not None:
-            return ragged_numba.run(kernel, ks, recorder, rng, on_progress, until)
+            return ragged_numba.run(kernel, ks, recorder, streams, on_progress, until)
     steps_done = recorder.steps_done.astype(np.int64)
     if (
         kernel.rule.max_rungs == 1
@@ -176,7 +177,7 @@ def run(
         and np.all(steps_done == steps_done[0])
         and len(ks.direction) == recorder.n_chains
     ):
-        return _run_in_step(kernel, ks, recorder, rng, on_progress, until)
+        return _run_in_step(kernel, ks, recorder, streams, on_progress, until)
     kp = _Parameters.of(kernel)
     last = int(kernel.rule.max_rungs) - 1
 
@@ -190,7 +191,7 @@ def run(
     # a chain's row as one record: `np.where` on (chains, 1) records copies
     # whole rows, several times faster than element by element
     row = np.dtype((np.void, 8 * (3 * dim + 3)))
-    origin, p_start = initial_origin(ks, rng)
+    origin, p_start = initial_origin(ks, streams, steps_done < n_steps)
     # the state the next rung starts from ("current"): views of `origin` or of
     # the last iteration's rows, and the physical momentum
     xc, gc, pc = origin[:, cx], origin[:, cg], p_start
@@ -262,34 +263,40 @@ def run(
             nxt = np.where(flip[:, None], origin.view(row), rung.view(row)).view(np.float64)
             # ---- MomentumRefresh on the physical momentum -----------------------
             p_nxt = nxt[:, cp]
+            ids = None if columns is None else chain_id
             if kp.refresh:
-                p_ref = kp.refreshed(p_nxt, rng)
+                p_ref = kp.refreshed(p_nxt, streams.view(ids, None if everyone else done))
                 np.subtract(kp.minus_half_pp(p_ref), nxt[:, ce], out=nxt[:, clp])
             else:
                 p_ref = p_nxt.copy()
             xc, gc = nxt[:, cx], nxt[:, cg]
             full = window.push(iteration, done, start, stop, xc, non_finite, columns)
+            # the next step's uniform, drawn by the chains that go on to one
+            going_on = None if everyone else done
+            if iteration >= check_from:
+                if steps_now is None:
+                    steps_now = window.pending_steps()[chain_id]
+                else:
+                    steps_now = steps_now + done
+                going_on = done & (steps_now < n_steps)
+            u_next = streams.view(ids, going_on).random(chain_id.size)
             if everyone:
                 pc = p_ref
                 np.negative(p_ref, out=nxt[:, cp])
-                nxt[:, cu] = rng.random(chain_id.size)
+                nxt[:, cu] = u_next
                 origin = nxt
                 start.fill(iteration + 1)  # in place: the window copied it
             else:
                 pc = np.where(done[:, None], p_ref, p_nxt)
                 np.negative(p_ref, out=nxt[:, cp])
-                nxt[:, cu] = rng.random(chain_id.size)
+                nxt[:, cu] = u_next
                 origin = np.where(done[:, None], nxt.view(row), origin.view(row)).view(np.float64)
                 start = np.where(done, iteration + 1, start)
             if full:
                 window.write()
                 if on_progress is not None:
                     on_progress(recorder.completed())
-            if iteration >= check_from:
-                if steps_now is None:
-                    steps_now = window.pending_steps()[chain_id]
-                else:
-                    steps_now = steps_now + done
+            if steps_now is not None:
                 finished = steps_now >= n_steps
                 if finished.any():
                     retire(finished)
@@ -300,12 +307,14 @@ def run(
     return finish(window, on_progress, ks, final_parts)
 
 
-def initial_origin(ks: LadderState, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def initial_origin(
+    ks: LadderState, streams: ChainStreams, going_on: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Each chain's step origin as a packed row, and its physical momentum ``p = d·v``.
 
     Row ``[x | -p | ∂E/∂x | E | log p | u]``: the flipped state ``F ζ`` (the
     only form in which the origin is used) and the step's uniform, drawn here
-    (``LookAheadRule.uniform``: one per chain).
+    (``LookAheadRule.uniform``: one per chain) by the chains ``going_on`` to a step.
     """
     state: PhaseState = ks.state
     n, dim = state.x.shape
@@ -315,7 +324,7 @@ def initial_origin(ks: LadderState, rng: np.random.Generator) -> tuple[np.ndarra
     origin[:, :dim], origin[:, dim : 2 * dim] = state.x, -(d_col * state.v)
     origin[:, 2 * dim : 3 * dim] = state.grad
     origin[:, 3 * dim], origin[:, 3 * dim + 1] = state.energy, ks.log_density
-    origin[:, 3 * dim + 2] = rng.random(n)
+    origin[:, 3 * dim + 2] = streams.view(None, going_on).random(n)
     return origin, p
 
 
@@ -399,13 +408,13 @@ class _Parameters:
         """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
         return row_dot(p, p if self.velocity is None else self.velocity(p)) * -0.5
 
-    def refreshed(self, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def refreshed(self, p: np.ndarray, rng: ChainRandom) -> np.ndarray:
         """``MomentumRefresh`` on the physical momentum: ``√(1−β) p + √β n``."""
         noise = self.sample_momentum(rng, p.shape)
         return noise if self.keep_coef is None else self.keep_coef * p + self.noise_coef * noise
 
 
-def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
+def _run_in_step(kernel, ks, recorder, streams, on_progress, until):
     """:func:`run` for ``K = 1`` (HMC) with every chain at the same step.
 
     With one rung every chain decides on every iteration, so the chains stay
@@ -423,10 +432,11 @@ def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
     x, e, g = state.x, state.energy, state.grad
     p = direction[:, None].astype(float) * state.v
     lp = np.asarray(ks.log_density, dtype=float)
-    u = rng.random(n)  # LookAheadRule.uniform
+    rng = streams.view()
+    iterations = n_steps - int(recorder.steps_done[0])
+    u = rng.random(n) if iterations > 0 else None  # LookAheadRule.uniform
     window = IterationBuffer(recorder, dim)
     everyone = np.ones(n, dtype=bool)
-    iterations = n_steps - int(recorder.steps_done[0])
     try:
         for iteration in range(iterations):
             # ---- the rung: Leapfrog.integrate on (x, d·v) -------------------
@@ -457,7 +467,8 @@ def _run_in_step(kernel, ks, recorder, rng, on_progress, until):
                 window.write()
                 if on_progress is not None:
                     on_progress(recorder.completed())
-            u = rng.random(n)
+            if iteration + 1 < iterations:  # the next step's uniform
+                u = rng.random(n)
     except BaseException:
         window.write()  # Ctrl-C (or an error in the target) keeps every finished step
         raise

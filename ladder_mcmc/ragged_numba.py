@@ -41,6 +41,7 @@ import numpy as np
 
 from ladder_mcmc.iteration_buffer import DONE, NON_FINITE, START, STOP, IterationBuffer
 from ladder_mcmc.ladder import Ladder, LadderState
+from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.trace import Recorder
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -212,7 +213,7 @@ def run(
     kernel: Ladder,
     ks: LadderState,
     recorder: Recorder,
-    rng: np.random.Generator,
+    streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
 ) -> LadderState:
@@ -232,7 +233,7 @@ def run(
     n, dim = state.x.shape
     clp = 3 * dim + 1
     direction = np.asarray(ks.direction, dtype=np.int8)
-    origin, p_start = initial_origin(ks, rng)
+    origin, p_start = initial_origin(ks, streams, steps_done < n_steps)
     # the state the next rung starts from, rewritten in place on every decision
     current = np.empty((3, n, dim))
     current[0], current[1], current[2] = state.x, p_start, state.grad
@@ -280,12 +281,21 @@ def run(
             if n_done == 0:
                 xc, pc, gc = x, p, g
                 continue
+            ids = None if columns is window.all_columns else chain_id
+            done = ints[DONE].astype(bool) if n_done < chain_id.size else None
             if kp.refresh:
-                p_ref = kp.refreshed(p_next, rng)
+                p_ref = kp.refreshed(p_next, streams.view(ids, done))
                 lp_ref = kp.minus_half_pp(p_ref) - el_next[0]
             else:
                 p_ref, lp_ref = p_next, el_next[1]
-            u_new = rng.random(chain_id.size)
+            # the next step's uniform, drawn by the chains that go on to one
+            going_on = done
+            if iteration >= check_from:
+                if steps_now is None:  # (this iteration is not in the window yet)
+                    steps_now = window.pending_steps()[chain_id]
+                steps_now = steps_now + ints[DONE]
+                going_on = ints[DONE].astype(bool) & (steps_now < n_steps)
+            u_new = streams.view(ids, going_on).random(chain_id.size)
             _restart(
                 x, p, g, e, p_ref, lp_ref, u_new, origin, ints, current, iteration,
                 window.block, window.rows, window.draw, columns,
@@ -295,12 +305,7 @@ def run(
                 window.write()
                 if on_progress is not None:
                     on_progress(recorder.completed())
-            if iteration >= check_from:
-                done = ints[DONE]
-                if steps_now is None:
-                    steps_now = window.pending_steps()[chain_id]
-                else:
-                    steps_now = steps_now + done
+            if steps_now is not None:
                 finished = steps_now >= n_steps
                 if finished.any():
                     retire(finished)

@@ -20,6 +20,7 @@ from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
 from ladder_mcmc.ragged import run_ragged
+from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.trace import (
     RELEASE_BYTES,
     Recorder,
@@ -38,12 +39,13 @@ def run_synchronous(
     kernel: Ladder,
     ks: LadderState,
     recorder: Recorder,
-    rng: np.random.Generator,
+    streams: ChainStreams,
     on_progress=None,
     until: int | None = None,
 ) -> LadderState:
     """Step every chain together with :meth:`Ladder.step` until step ``until``."""
     stop = recorder.n_steps if until is None else until
+    rng = streams.view()
     for t in range(recorder.completed(), stop):
         ks, info = kernel.step(ks, rng)
         recorder.record_row(t, kernel.map.draw(ks.state), info.rung, info.n_moves, info.non_finite)
@@ -63,7 +65,7 @@ class _Run:
     user_kernel: dict  # description of the kernel as the user passed it (before warm-up)
     ks: LadderState
     recorder: Recorder
-    rng: np.random.Generator
+    streams: ChainStreams
     schedule: str
     block: int
     warm: WarmupResult | None
@@ -117,6 +119,7 @@ def _save(run: _Run) -> None:
             "relative": relative,
             "leaves": 0 if rec.draws is None else len(batch.leaves(rec.draws)),
         }
+    streams_meta, streams_arrays = run.streams.state()
     meta = {
         "kernel": run.user_kernel,
         "schedule": run.schedule,
@@ -124,7 +127,7 @@ def _save(run: _Run) -> None:
         "n_steps": rec.n_steps,
         "thin": rec.thin,
         "completed": done,
-        "generator": checkpoint.generator_state(run.rng),
+        "streams": streams_meta,
         "wall_time": run.wall_time,
         "draws_file": draws_file,
     }
@@ -135,6 +138,7 @@ def _save(run: _Run) -> None:
         "n_moves": rec.n_moves[:done],
         "non_finite": rec.non_finite[:done],
         "warmup": run.warm,
+        **{f"streams_{name}": array for name, array in streams_arrays.items()},
     }
     checkpoint.save(run.checkpoint, meta, trees)
 
@@ -171,7 +175,7 @@ def _execute(run: _Run, progress: bool) -> Trace:
     try:
         while rec.completed() < rec.n_steps:
             until = min(rec.n_steps, (rec.completed() // run.block + 1) * run.block)
-            run.ks = driver(run.kernel, run.ks, rec, run.rng, bar.update, until=until)
+            run.ks = driver(run.kernel, run.ks, rec, run.streams, bar.update, until=until)
             if run.checkpoint is not None:
                 run.wall_time += time.perf_counter() - start
                 start = time.perf_counter()
@@ -217,7 +221,7 @@ def sample(
     kernel: Ladder,
     init: Any,
     n_steps: int,
-    seed: int | np.random.SeedSequence | np.random.Generator | None = None,
+    seed: int | np.random.SeedSequence | np.random.Generator | ChainStreams | None = None,
     *,
     schedule: Schedule = "ragged",
     thin: int = 1,
@@ -246,13 +250,20 @@ def sample(
         (e.g. ``trace.final``).
     n_steps : int
         Steps per chain (each step = one ladder transition + refresh).
-    seed : int, SeedSequence or Generator, optional
-        Seeds the numpy Generator that drives everything: the same seed (and
-        the same ``schedule`` and ``checkpoint_every``) gives a bit-identical trace.
+    seed : int, SeedSequence, Generator or ChainStreams, optional
+        The run's root seed. Every chain draws from its own random stream,
+        keyed by the seed and the chain's index (:mod:`ladder_mcmc.streams`),
+        in its own step order: the same seed gives a bit-identical trace with
+        or without checkpoints (any ``checkpoint_every``), with or without
+        numba, and under any grouping of the chains over an executor (without
+        warm-up, which adapts on each group's chains). A ``Generator`` is used
+        once, to draw the root seed; ``ChainStreams`` gives the streams directly.
     schedule : {"ragged", "synchronous"}
         ``"ragged"`` (default): every map call advances every chain by one rung
         (``ladder_mcmc.ragged``). ``"synchronous"``: all chains step together
-        (the reference; same chain in law, different random stream).
+        (the reference). Both hand each chain the same random numbers for the
+        same step, so for maps with exact arithmetic (``CycleShift``) they give
+        the same trace; for floating-point maps they agree to rounding.
     thin : int
         Keep the draw of every ``thin``-th step (statistics keep every step).
     draws_file : path, optional
@@ -288,12 +299,12 @@ def sample(
         copying them.
     checkpoint_every : int, optional
         Steps between checkpoints (default: ``n_steps // 10``). The ragged
-        driver lets every chain reach each checkpoint step before going on, so
-        this value is part of what makes a run reproducible.
+        driver lets every chain reach each checkpoint step before going on;
+        the draws do not depend on it.
     executor : concurrent.futures.Executor, optional
         Split the chains into ``n_groups`` groups run through the executor (a
-        process pool; Dask's ``Client.get_executor()``), seeded by
-        ``SeedSequence(seed).spawn(n_groups)`` (``ladder_mcmc.parallel``).
+        process pool; Dask's ``Client.get_executor()``); each chain keeps its
+        own stream (``ladder_mcmc.parallel``).
     n_groups : int, optional
         Groups of chains for ``executor`` (default: 2).
 
@@ -353,7 +364,14 @@ def sample(
         block = positive_int("checkpoint_every", every)
     elif checkpoint_every is not None:
         block = positive_int("checkpoint_every", checkpoint_every)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n_chains = batch.n_chains(init.state if isinstance(init, LadderState) else init)
+    if isinstance(seed, ChainStreams):
+        if seed.n_chains != n_chains:
+            raise ValueError(f"seed has streams for {seed.n_chains} chains but init has {n_chains}")
+        streams = seed
+    else:
+        streams = ChainStreams.for_chains(seed, n_chains)
+    rng = streams.view()
     # the kernel as given (before warm-up), as a checkpoint records it: its
     # description, and (only when there are checkpoints: it hashes the target's
     # data) a fingerprint of the parameters the description leaves out
@@ -387,7 +405,7 @@ def sample(
         user_kernel,
         ks,
         recorder,
-        rng,
+        streams,
         schedule,
         block,
         warm,
@@ -554,6 +572,20 @@ def _restore_draws(
     return new_file
 
 
+def _restore_streams(path: Path, meta: dict, trees: dict) -> ChainStreams:
+    """The run's random streams as the checkpoint left them."""
+    if "streams" not in meta:
+        raise ValueError(
+            f"checkpoint {str(path)!r} was written by an older ladder_mcmc (one random "
+            "generator for all chains); its run cannot be continued with per-chain streams"
+        )
+    arrays = {k.removeprefix("streams_"): v for k, v in trees.items() if k.startswith("streams_")}
+    try:
+        return ChainStreams.from_state(meta["streams"], arrays)
+    except ValueError as err:
+        raise ValueError(f"checkpoint {str(path)!r} is corrupt: {err}") from err
+
+
 def resume(
     path: str | os.PathLike,
     kernel: Ladder,
@@ -662,7 +694,7 @@ def resume(
         meta["kernel"],
         ks,
         recorder,
-        checkpoint.restore_generator(meta["generator"]),
+        _restore_streams(path, meta, trees),
         meta["schedule"],
         int(meta["block"]),
         warm,

@@ -88,7 +88,9 @@ class IllConditionedGaussian:
         object.__setattr__(self, "precisions", 1.0 / var)
 
     def energy(self, x: np.ndarray) -> np.ndarray:
-        return 0.5 * (x * x) @ self.precisions
+        # row by row (einsum), never a matrix product: BLAS rounds a row differently
+        # with other batch sizes, and a chain's arithmetic must not depend on its batch
+        return 0.5 * np.einsum("ij,ij->i", x, x * self.precisions)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         return x * self.precisions

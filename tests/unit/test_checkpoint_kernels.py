@@ -124,7 +124,8 @@ def yoshida(target, integrator=Yoshida4):
 
 
 def reduced_flip(target, k=3):
-    return Ladder(Leapfrog(target, 0.9, 4), ReducedFlipLookAheadRule(k), MomentumRefresh(0.3))
+    # a step size large enough for stays (both directions rejected) to occur
+    return Ladder(Leapfrog(target, 1.3, 4), ReducedFlipLookAheadRule(k), MomentumRefresh(0.3))
 
 
 def persistent(target, delta=0.1):
@@ -335,20 +336,21 @@ PERTURBATIONS = {
         },
         None,
     ),
-    # the random stream
-    "generator": (
+    # the next normal of one chain's stream (the draws made but not yet used)
+    "streams": (
         "yoshida4",
         {},
+        lambda t: {**t, "streams_normal_buffer": next_normal_nudged(t)},
         None,
-        lambda m: {
-            **m,
-            "generator": {
-                **m["generator"],
-                "state": {**m["generator"]["state"], "state": m["generator"]["state"]["state"] + 1},
-            },
-        },
     ),
 }
+
+
+def next_normal_nudged(trees):
+    buffer = np.array(trees["streams_normal_buffer"])
+    offset = trees["streams_normal_offset"][0]
+    buffer[0, offset] += 0.5
+    return buffer
 
 
 @pytest.mark.parametrize("what", list(PERTURBATIONS))
@@ -363,14 +365,25 @@ def test_a_perturbed_checkpoint_does_not_match(tmp_path, what):
     np.testing.assert_array_equal(rest.rungs[: N_STEPS // 2], whole.rungs[: N_STEPS // 2])
 
 
-def test_ragged_runs_depend_on_checkpoint_every(tmp_path):
-    """Why every comparison above uses the same ``checkpoint_every``: the ragged
-    schedule brings every chain to each block's end, so the random stream depends on it."""
-    whole, path = split_run("reduced-flip", tmp_path, "ragged")
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("name", list(CASES))
+def test_draws_do_not_depend_on_checkpoint_every(name, schedule):
+    """Each chain consumes its own stream in its own step order, so bringing every
+    chain to each block's end (``checkpoint_every``) changes nothing."""
+    kernel, x0, _ = case(name)
+    whole = sample(kernel, x0, N_STEPS, seed=7, schedule=schedule)
+    for every in (1, 3, EVERY):
+        assert_same(
+            sample(kernel, x0, N_STEPS, seed=7, schedule=schedule, checkpoint_every=every), whole
+        )
+
+
+def test_another_seed_gives_other_draws():
+    """The comparisons above have teeth: another seed changes the run."""
     kernel, x0, _ = case("reduced-flip")
-    other = sample(kernel, x0, N_STEPS, seed=7, checkpoint_every=2 * EVERY)
+    whole = sample(kernel, x0, N_STEPS, seed=7)
     with pytest.raises(AssertionError):
-        assert_same(other, whole)
+        assert_same(sample(kernel, x0, N_STEPS, seed=8), whole)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

@@ -4,14 +4,15 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, sample
+from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
 
 
 def textbook_hmc(target, x, step_size, n_leapfrog, beta, n_steps, rng):
     """Neal (2011) HMC with partial momentum refresh and a momentum flip on rejection.
 
-    The random stream is consumed per step as: momentum at the start (once),
-    then per step one uniform per chain and one normal per coordinate.
+    Each chain's random stream is consumed as: its momentum at the start (once),
+    then per step one uniform and one normal per coordinate.
     """
     v = rng.standard_normal(x.shape)
     out = np.empty((n_steps,) + x.shape)
@@ -35,20 +36,22 @@ def textbook_hmc(target, x, step_size, n_leapfrog, beta, n_steps, rng):
     return out, accepted
 
 
+@pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 @pytest.mark.parametrize("beta", [1.0, 0.1])
 @pytest.mark.parametrize(
     "target", [IllConditionedGaussian(2), RoughWell()], ids=["gauss2", "rough"]
 )
-def test_hmc_equals_textbook_draw_for_draw(target, beta):
+def test_hmc_equals_textbook_draw_for_draw(target, beta, schedule):
     x0 = target.sample(16, np.random.default_rng(3))
     n_steps = 200
-    # Our kernel draws the initial directions first (rng.random(chains)); give
-    # both the same stream by starting every chain with d = +1 and replaying.
+    # Our kernel draws the initial directions first (one uniform per chain); give
+    # both the same streams by starting every chain with d = +1 and replaying.
     kernel = hmc(target, step_size=1.0, n_leapfrog=10, beta=beta)
-    rng = np.random.default_rng(7)
-    ks = kernel.init(x0, rng, direction=np.ones(16, dtype=np.int8))
-    trace = sample(kernel, ks, n_steps, seed=rng, schedule="synchronous")
-    expected, accepted = textbook_hmc(target, x0, 1.0, 10, beta, n_steps, np.random.default_rng(7))
+    streams = ChainStreams.for_chains(7, 16)
+    ks = kernel.init(x0, streams.view(), direction=np.ones(16, dtype=np.int8))
+    trace = sample(kernel, ks, n_steps, seed=streams, schedule=schedule)
+    textbook_rng = ChainStreams.for_chains(7, 16).view()
+    expected, accepted = textbook_hmc(target, x0, 1.0, 10, beta, n_steps, textbook_rng)
     np.testing.assert_array_equal(trace.rungs == 1, accepted)
     np.testing.assert_allclose(trace.positions, expected, rtol=1e-12, atol=1e-12)
     assert 0 < accepted.mean() < 1  # both outcomes occur, so the comparison has teeth
@@ -59,8 +62,8 @@ def test_textbook_comparison_detects_a_changed_acceptance():
     target = IllConditionedGaussian(2)
     x0 = target.sample(16, np.random.default_rng(3))
     kernel = hmc(target, step_size=1.05, n_leapfrog=10, beta=0.1)
-    rng = np.random.default_rng(7)
-    ks = kernel.init(x0, rng, direction=np.ones(16, dtype=np.int8))
-    trace = sample(kernel, ks, 50, seed=rng, schedule="synchronous")
-    expected, _ = textbook_hmc(target, x0, 1.0, 10, 0.1, 50, np.random.default_rng(7))
+    streams = ChainStreams.for_chains(7, 16)
+    ks = kernel.init(x0, streams.view(), direction=np.ones(16, dtype=np.int8))
+    trace = sample(kernel, ks, 50, seed=streams, schedule="synchronous")
+    expected, _ = textbook_hmc(target, x0, 1.0, 10, 0.1, 50, ChainStreams.for_chains(7, 16).view())
     assert not np.allclose(trace.positions, expected)

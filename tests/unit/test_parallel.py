@@ -7,6 +7,7 @@ import pytest
 
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.parallel import split_chains
+from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.targets import IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(2)
@@ -24,19 +25,29 @@ def test_process_pool_is_reproducible_and_equals_a_thread_pool():
     np.testing.assert_array_equal(a.positions, b.positions)
     np.testing.assert_array_equal(a.positions, c.positions)
     np.testing.assert_array_equal(a.final.state.x, a.positions[-1])
-    # group g equals a plain run of its chains with the g-th spawned seed
+    # each chain keeps its own stream: the groups change nothing
     assert [len(g) for g in split_chains(X0, 3)] == [3, 3, 4]
-    child = np.random.SeedSequence(5).spawn(3)[1]
-    alone = sample(KERNEL, X0[3:6], 50, seed=child)
-    np.testing.assert_array_equal(a.positions[:, 3:6], alone.positions)
+    alone = sample(KERNEL, X0, 50, seed=5)
+    np.testing.assert_array_equal(a.positions, alone.positions)
+    np.testing.assert_array_equal(a.rungs, alone.rungs)
+    with ThreadPoolExecutor(2) as ex:
+        d = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=2)
+    np.testing.assert_array_equal(a.positions, d.positions)
+    # group g alone: its chains' streams, keyed by their index in the whole run
+    group = ChainStreams(np.random.SeedSequence(5), np.arange(3, 6))
+    np.testing.assert_array_equal(
+        a.positions[:, 3:6], sample(KERNEL, X0[3:6], 50, seed=group).positions
+    )
 
 
 def test_executor_argument_errors():
     with ThreadPoolExecutor(1) as ex:
         with pytest.raises(ValueError, match="n_groups=11"):
             sample(KERNEL, X0, 5, seed=1, executor=ex, n_groups=11)
-        with pytest.raises(ValueError, match="Generator"):
-            sample(KERNEL, X0, 5, seed=np.random.default_rng(1), executor=ex)
+        with pytest.raises(ValueError, match="seed"):
+            sample(KERNEL, X0, 5, seed=-1, executor=ex)
+        with pytest.raises(ValueError, match="seed"):
+            sample(KERNEL, X0, 5, seed="abc", executor=ex)
 
 
 def test_dask_local_cluster():
