@@ -1,7 +1,7 @@
 """The ladder kernel: a transition rule on the ladder of any reversible map.
 
 The extended state is ``(ζ, d)``, ``d ∈ {±1}`` per chain, with density
-``p(ζ, d) = p(ζ)/2`` (DESIGN §1; paper, section 6, last paragraph). A rung step
+``p(ζ, d) = p(ζ)/2`` (docs/design.md §1; paper, section 6, last paragraph). A rung step
 is ``(ζ, d) → (L^d ζ, d)``, the flip is ``(ζ, d) → (ζ, -d)``. On this space
 ``F ∘ L ∘ F = L⁻¹`` holds for any bijection ``L``, so any rule verified on the
 abstract ladder is correct for every map.

@@ -2,7 +2,7 @@
 
 A :class:`ReversibleMap` is a deterministic, volume-preserving bijection ``L`` of
 the extended state space together with the target density ``p`` on that space
-(paper, section 3.3; DESIGN §1). The ladder of states ``..., L^-1 ζ, ζ, L ζ,
+(paper, section 3.3; docs/design.md §1). The ladder of states ``..., L^-1 ζ, ζ, L ζ,
 L^2 ζ, ...`` (paper, figure 1b) is climbed by applying ``L`` (direction ``d =
 +1``) or ``L^-1`` (``d = -1``) one rung at a time.
 

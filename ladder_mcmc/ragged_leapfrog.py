@@ -15,7 +15,7 @@ on plain arrays:
   arithmetic as :meth:`Leapfrog.move`);
 * the look-ahead decision needs no running maximum: a chain still undecided at
   rung ``a`` has ``u ≥ p(L^j ζ)/p(ζ)`` for every earlier ``j``, so
-  ``u < min(1, max_{j≤a} p_j/p_0)`` (DESIGN §2) holds exactly when
+  ``u < min(1, max_{j≤a} p_j/p_0)`` (docs/design.md §4) holds exactly when
   ``u < p_a/p_0``;
 * each chain's step origin is one row of a packed float array,
   ``[x | -p | ∂E/∂x | E | log p | u]`` (stored as the flipped state ``F ζ``,

@@ -63,7 +63,7 @@ class ComposedRefresh(Refresh):
 class DirectionRefresh(Refresh):
     """Resample the direction ``d`` uniformly from ``{±1}`` with probability ``prob``.
 
-    Keeps ``p(ζ, d) = p(ζ)/2`` (DESIGN §1). ``prob = 1`` makes every step start
+    Keeps ``p(ζ, d) = p(ζ)/2`` (docs/design.md §6). ``prob = 1`` makes every step start
     in a random direction (a reversible chain); a small ``prob`` keeps the
     direction, giving a lifted (non-reversible) chain.
 

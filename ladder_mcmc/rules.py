@@ -2,7 +2,7 @@
 
 A rule decides, from the densities of the rungs it looks at, where a chain
 moves: to a rung ``L^a ζ`` (code ``a ≥ 1``), to the flip ``(ζ, -d)`` (code
-``0``), or nowhere (code ``-1``, "stay"). DESIGN §2 fixes the reporting codes.
+``0``), or nowhere (code ``-1``, "stay"). docs/design.md §3.3 fixes the reporting codes.
 
 A rule is a short, static plan plus a little arithmetic:
 
@@ -108,7 +108,7 @@ class LookAheadRule(Rule):
         π_a(ζ) = min[1 − Σ_{b<a} π_b(ζ),  p(F L^a ζ)/p(ζ) · (1 − Σ_{b<a} π_b(F L^a ζ))]
         π_F(ζ) = 1 − Σ_a π_a(ζ)
 
-    computed in the closed form of its cumulative sum (DESIGN §2; the "extra
+    computed in the closed form of its cumulative sum (docs/design.md §4; the "extra
     chances" rule of Campos & Sanz-Serna 2015)::
 
         C_a(ζ) = Σ_{b≤a} π_b(ζ) = min(1, max_{1≤j≤a} p(L^j ζ)/p(ζ)),
