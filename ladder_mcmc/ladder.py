@@ -23,7 +23,7 @@ import numpy as np
 
 from ladder_mcmc import batch
 from ladder_mcmc.maps import ReversibleMap
-from ladder_mcmc.refresh import Refresh
+from ladder_mcmc.refresh import Refresh, check_refresh_kinetic
 from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
 
 
@@ -152,7 +152,15 @@ class Ladder:
     rule : Rule
         The transition rule on the ladder (e.g. :class:`~ladder_mcmc.rules.LookAheadRule`).
     refresh : Refresh, optional
-        Applied after every ladder step.
+        Applied after every ladder step. Its declared kinetic energies must be the
+        map's (``Refresh.kinetic_energies``, ``map.kinetic_energy``).
+
+    Raises
+    ------
+    ValueError
+        If ``map``, ``rule`` or ``refresh`` is of the wrong kind, the rule's plan is
+        invalid, or the refresh draws momenta for another kinetic energy than the
+        map integrates (the message names both).
 
     Examples
     --------
@@ -181,6 +189,7 @@ class Ladder:
         if self.refresh is not None and not callable(self.refresh):
             raise ValueError(f"refresh must be a Refresh or None, got {self.refresh!r}")
         check_rule(self.rule)
+        check_refresh_kinetic(self.map, self.refresh)
 
     @property
     def max_rung(self) -> int:

@@ -225,7 +225,7 @@ def run(
     from ladder_mcmc.ragged_leapfrog import _Parameters, finish, initial_origin
 
     kp = _Parameters.of(kernel)
-    last = int(kernel.rule.max_rungs) - 1
+    last = kp.rungs - 1
     steps_done = recorder.steps_done.astype(np.int64)
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     state = ks.state

@@ -98,6 +98,15 @@ class Rule(abc.ABC):
     def describe(self) -> dict:
         return {"rule": type(self).__name__, **attrs.asdict(self)}
 
+    @property
+    def look_ahead_rungs(self) -> int | None:
+        """Declared capability: ``K`` if this rule is exactly :class:`LookAheadRule` ``(K)``.
+
+        (A fresh uniform per step, rungs ``1..K``, flip otherwise; the leapfrog
+        look-ahead driver runs on it.) ``None`` here: declares nothing.
+        """
+        return None
+
 
 @attrs.frozen
 class LookAheadRule(Rule):
@@ -127,6 +136,17 @@ class LookAheadRule(Rule):
 
     def __attrs_post_init__(self) -> None:
         positive_int("max_rungs", self.max_rungs)
+
+    @property
+    def look_ahead_rungs(self) -> int | None:
+        """``K``: declared by this class only (a subclass that does not define
+        ``look_ahead_rungs`` itself declares nothing)."""
+        return int(self.max_rungs)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "look_ahead_rungs" not in vars(cls):
+            cls.look_ahead_rungs = Rule.look_ahead_rungs
 
     @property
     def positions(self) -> tuple[int, ...]:  # type: ignore[override]
