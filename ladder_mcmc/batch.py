@@ -4,7 +4,7 @@ A *state* in ``ladder_mcmc`` is either a numpy array whose leading axis indexes
 chains, or a frozen ``attrs`` class whose fields are such arrays (or nested
 states). The functions here select, merge and stack chains without knowing
 which kind of state they hold, so that the ladder machinery stays generic in
-the state (DESIGN §4).
+the state (docs/design.md §8).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Checkpoints: a run's full state as data, written atomically (DESIGN §6).
+"""Checkpoints: a run's full state as data, written atomically (docs/design.md §10).
 
 A checkpoint is one ``.npz`` file (loaded with ``allow_pickle=False``) holding
 

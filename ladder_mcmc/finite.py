@@ -3,7 +3,7 @@
 A *finite ladder* is a reversible map on the integer states ``0 .. n-1``: a
 permutation ``L`` with positive weights ``w`` (the unnormalised density). With
 the direction ``d ∈ {±1}`` the extended space has ``2n`` states ``(i, d)`` and
-density ``p(i, d) = w_i / (2 Σ w)`` (DESIGN §1, §3). Every quantity a ladder
+density ``p(i, d) = w_i / (2 Σ w)`` (docs/design.md §1, §7.1). Every quantity a ladder
 rule computes on it is rational, so the transition matrix of any ladder kernel
 can be built with :class:`fractions.Fraction` and checked with ``==``
 (``ladder_mcmc.testing`` does the checking).
@@ -84,7 +84,7 @@ def _as_weights(value: Any, n: int) -> tuple[Fraction, ...]:
 class FiniteLadder(ReversibleMap):
     """A permutation ``L`` of the states ``0 .. n-1`` with positive weights.
 
-    Construction (a) of DESIGN §3: any permutation, any positive weights; the
+    Construction (a) of docs/design.md §7.1: any permutation, any positive weights; the
     inverse is given directly (``backward`` = the inverse permutation).
     States are integer arrays, chains first.
 
@@ -150,7 +150,7 @@ class FiniteLadder(ReversibleMap):
         G: Sequence[int],  # noqa: N803
         weights: Sequence[int | Fraction],
     ) -> InvolutionLadder:
-        """Construction (b) of DESIGN §3: ``L = F ∘ G`` for two involutions, flip ``F``.
+        """Construction (b) of docs/design.md §7.1: ``L = F ∘ G`` for two involutions, flip ``F``.
 
         ``L(i) = F[G[i]]``; the returned map defines ``flip = F`` and derives
         ``L^-1 = F L F`` from it (``= G ∘ F``), like leapfrog does.

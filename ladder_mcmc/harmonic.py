@@ -22,8 +22,11 @@ import numpy as np
 
 from ladder_mcmc.hmc import PhaseState
 from ladder_mcmc.maps import ReversibleMap
+from ladder_mcmc.metrics import Metric
 from ladder_mcmc.targets import Target
 from ladder_mcmc.validation import attrs_validator, positive_finite
+
+_IDENTITY = Metric()
 
 
 @attrs.frozen(eq=False)
@@ -65,6 +68,11 @@ class HarmonicFlow(ReversibleMap):
     time: float = attrs.field(validator=attrs_validator(positive_finite))
 
     cost = 1
+
+    @property
+    def kinetic_energy(self) -> Metric:
+        """``½|v|²``: the identity :class:`~ladder_mcmc.metrics.Metric`."""
+        return _IDENTITY
 
     def log_density(self, state: PhaseState) -> np.ndarray:
         """``−E(x) − ½|v|²``."""

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 import attrs
 import numpy as np
 
@@ -19,6 +21,9 @@ from ladder_mcmc.refresh import MomentumRefresh, Refresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.targets import Target
 from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
+
+if TYPE_CHECKING:
+    from ladder_mcmc.kinetic import KineticEnergy
 
 
 @attrs.frozen(eq=False)
@@ -79,8 +84,10 @@ class Leapfrog(ReversibleMap):
         ``ε > 0``, in units of ``x`` per unit momentum (with ``M = I``).
     n_steps : int
         ``M ≥ 1``, the number of leapfrog steps per rung.
-    metric : Metric
-        Mass matrix; identity (the paper's choice) by default.
+    metric : KineticEnergy
+        Mass matrix (:class:`~ladder_mcmc.metrics.Metric`; identity, the paper's
+        choice, by default) or another kinetic energy
+        (:class:`~ladder_mcmc.kinetic.PowerKinetic`).
 
     Notes
     -----
@@ -99,15 +106,25 @@ class Leapfrog(ReversibleMap):
     A subclass of :class:`PhaseState` with auxiliary fields keeps them through
     ``forward`` and ``move`` unchanged (``LiftedLeapfrog``'s lift,
     ``JitteredLeapfrog``'s step factor, which its :meth:`advance` reads).
+
+    **Declared capability.** ``plain_leapfrog = True``: the leapfrog look-ahead
+    driver (:mod:`ladder_mcmc.ragged_leapfrog`) may run this map on plain arrays
+    when its kinetic energy declares a ``gaussian_metric``. A subclass does not
+    inherit the declaration (``__init_subclass__`` sets it to ``False``) unless it
+    sets ``plain_leapfrog = True`` itself, promising the same arithmetic.
     """
 
     target: Target
     step_size: float = attrs.field(validator=attrs_validator(positive_finite))
     n_steps: int = attrs.field(validator=attrs_validator(positive_int))
-    metric: Metric = attrs.field(factory=Metric)
+    metric: KineticEnergy = attrs.field(factory=Metric)
+
+    plain_leapfrog: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
+        if "plain_leapfrog" not in vars(cls):
+            cls.plain_leapfrog = False  # another integrator or state: declares nothing
         if "_integrate" in vars(cls):
             # the hook was private (``_integrate``) before; an old override would
             # now be silently ignored, so refuse it
@@ -119,6 +136,11 @@ class Leapfrog(ReversibleMap):
     @property
     def cost(self) -> int:  # type: ignore[override]
         return int(self.n_steps)
+
+    @property
+    def kinetic_energy(self) -> KineticEnergy:
+        """:attr:`metric`, the kinetic energy integrated."""
+        return self.metric
 
     def log_density(self, state: PhaseState) -> np.ndarray:
         """``-H(x, v) = -E(x) - ½ vᵀ M⁻¹ v`` (paper, joint density of section 3.1)."""

@@ -7,6 +7,10 @@ leapfrog step (kick ``v -= ε/2 ∇E(x)``, drift ``x += ε ∇K(v)``, kick) are 
 the map preserves volume, and ``F L F = L⁻¹`` with the flip ``F v = -v`` because
 ``∇K`` is odd. The joint density is ``exp(-E(x) - K(v))``.
 
+* :class:`KineticEnergy` — that interface written down (a ``typing.Protocol``),
+  satisfied by :class:`~ladder_mcmc.metrics.Metric` and :class:`PowerKinetic`, with
+  the capability a kinetic energy declares: ``gaussian_metric``, the
+  :class:`~ladder_mcmc.metrics.Metric` whose operations it performs, or ``None``.
 * :class:`PowerKinetic` — ``K(v) = Σ_i |w_i|^a / a`` with ``w_i = v_i √m_i`` (``m``
   the diagonal inverse mass); ``a = 2`` is the Gaussian momentum, ``1 < a < 2`` has
   heavier (exponential-power) tails: a coordinate's kinetic energy
@@ -25,13 +29,59 @@ the map preserves volume, and ``F L F = L⁻¹`` with the flip ``F v = -v`` beca
 from __future__ import annotations
 
 import math
+from typing import Protocol, runtime_checkable
 
 import attrs
 import numpy as np
 from scipy import special
 
+from ladder_mcmc.metrics import Metric
 from ladder_mcmc.refresh import Refresh
 from ladder_mcmc.validation import attrs_validator, in_open_closed, probability
+
+
+@runtime_checkable
+class KineticEnergy(Protocol):
+    """A separable kinetic energy ``K(v)``: what :class:`~ladder_mcmc.hmc.Leapfrog` integrates.
+
+    The joint density is ``exp(-E(x) - K(v))``; ``∇K`` must be odd (see the module
+    notes). :class:`~ladder_mcmc.metrics.Metric` (``K = ½ vᵀ M⁻¹ v``) and
+    :class:`PowerKinetic` satisfy it.
+
+    Attributes
+    ----------
+    dim : int or None
+        The momentum's dimension (``None``: any).
+    gaussian_metric : Metric or None
+        The declared capability: the :class:`~ladder_mcmc.metrics.Metric` whose
+        ``kinetic``, ``velocity`` and ``sample_momentum`` this kinetic energy *is*,
+        operation for operation (a ``Metric`` returns itself), or ``None``. The
+        leapfrog look-ahead driver (:mod:`ladder_mcmc.ragged_leapfrog`) computes with
+        that metric's operations, so declaring it for anything else would change
+        the draws; ``None`` (declaring nothing) is always safe: the generic driver.
+    """
+
+    @property
+    def dim(self) -> int | None: ...
+
+    @property
+    def gaussian_metric(self) -> Metric | None: ...
+
+    def kinetic(self, v: np.ndarray) -> np.ndarray:
+        """``K(v)`` per chain, shape (chains,)."""
+        ...
+
+    def velocity(self, v: np.ndarray) -> np.ndarray:
+        """``dx/dt = ∇K(v)`` for a batch (chains, dim)."""
+        ...
+
+    def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        """Draws from ``exp(-K)``, shape (chains, dim)."""
+        ...
+
+    def describe(self) -> dict:
+        """A JSON-able description (in checkpoints and reports)."""
+        ...
 
 
 def _as_power(value: object) -> float:
@@ -101,6 +151,16 @@ class PowerKinetic:
     @property
     def dim(self) -> int:
         return int(self.inverse_mass.shape[0])
+
+    @property
+    def gaussian_metric(self) -> None:
+        """``None``: declares no Gaussian metric (:class:`KineticEnergy`), even for ``a = 2``.
+
+        ``a = 2`` is the Gaussian with diagonal inverse mass ``m`` in law, but computed
+        with other floating-point operations and momentum draws than
+        :class:`~ladder_mcmc.metrics.Metric`'s.
+        """
+        return None
 
     def velocity(self, v: np.ndarray) -> np.ndarray:
         """``∇K(v) = √m sign(w) |w|^{a-1}``, ``w = v √m``, for a batch (chains, dim)."""
@@ -215,6 +275,11 @@ class NormalizedMomentumRefresh(Refresh):
                     f"kinetic must provide {name}() (e.g. a PowerKinetic), "
                     f"got {type(value).__name__}"
                 )
+
+    @property
+    def kinetic_energies(self) -> tuple:
+        """``(kinetic,)``: the kinetic energy whose ``exp(-K)`` this refresh keeps."""
+        return (self.kinetic,)
 
     def __call__(self, state, direction, rng):
         v = state.v

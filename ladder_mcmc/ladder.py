@@ -1,7 +1,7 @@
 """The ladder kernel: a transition rule on the ladder of any reversible map.
 
 The extended state is ``(ζ, d)``, ``d ∈ {±1}`` per chain, with density
-``p(ζ, d) = p(ζ)/2`` (DESIGN §1; paper, section 6, last paragraph). A rung step
+``p(ζ, d) = p(ζ)/2`` (docs/design.md §1; paper, section 6, last paragraph). A rung step
 is ``(ζ, d) → (L^d ζ, d)``, the flip is ``(ζ, d) → (ζ, -d)``. On this space
 ``F ∘ L ∘ F = L⁻¹`` holds for any bijection ``L``, so any rule verified on the
 abstract ladder is correct for every map.
@@ -23,7 +23,7 @@ import numpy as np
 
 from ladder_mcmc import batch
 from ladder_mcmc.maps import ReversibleMap
-from ladder_mcmc.refresh import Refresh
+from ladder_mcmc.refresh import Refresh, check_refresh_kinetic
 from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
 
 
@@ -152,7 +152,15 @@ class Ladder:
     rule : Rule
         The transition rule on the ladder (e.g. :class:`~ladder_mcmc.rules.LookAheadRule`).
     refresh : Refresh, optional
-        Applied after every ladder step.
+        Applied after every ladder step. Its declared kinetic energies must be the
+        map's (``Refresh.kinetic_energies``, ``map.kinetic_energy``).
+
+    Raises
+    ------
+    ValueError
+        If ``map``, ``rule`` or ``refresh`` is of the wrong kind, the rule's plan is
+        invalid, or the refresh draws momenta for another kinetic energy than the
+        map integrates (the message names both).
 
     Examples
     --------
@@ -181,6 +189,7 @@ class Ladder:
         if self.refresh is not None and not callable(self.refresh):
             raise ValueError(f"refresh must be a Refresh or None, got {self.refresh!r}")
         check_rule(self.rule)
+        check_refresh_kinetic(self.map, self.refresh)
 
     @property
     def max_rung(self) -> int:

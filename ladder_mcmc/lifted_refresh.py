@@ -242,6 +242,11 @@ class LiftedQuantileRefresh(Refresh):
                 f"delta={self.delta!r}, jitter={self.jitter!r}"
             )
 
+    @property
+    def kinetic_energies(self) -> tuple:
+        """``(kinetic,)``: the kinetic energy whose ``exp(-K)`` this refresh keeps."""
+        return (self.kinetic,)
+
     def __call__(self, state, direction, rng):
         lift = state_field(state, "lift", "LiftedQuantileRefresh", _LIFTED_STATE)
         v = state.v

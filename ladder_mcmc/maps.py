@@ -2,7 +2,7 @@
 
 A :class:`ReversibleMap` is a deterministic, volume-preserving bijection ``L`` of
 the extended state space together with the target density ``p`` on that space
-(paper, section 3.3; DESIGN §1). The ladder of states ``..., L^-1 ζ, ζ, L ζ,
+(paper, section 3.3; docs/design.md §1). The ladder of states ``..., L^-1 ζ, ζ, L ζ,
 L^2 ζ, ...`` (paper, figure 1b) is climbed by applying ``L`` (direction ``d =
 +1``) or ``L^-1`` (``d = -1``) one rung at a time.
 
@@ -20,6 +20,7 @@ All methods act on a batch: the leading axis of every array indexes chains.
 from __future__ import annotations
 
 import abc
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,6 +37,11 @@ class ReversibleMap(abc.ABC):
         Gradient (or other expensive) evaluations one application of the map
         costs per chain. Used only for bookkeeping (``Trace.grad_evals``).
         Leapfrog sets it to its number of leapfrog steps ``M``.
+    plain_leapfrog : bool
+        Declared capability: the map is exactly :class:`~ladder_mcmc.hmc.Leapfrog`
+        (its ``move``, ``integrate``, ``log_density`` and states) for its
+        ``kinetic_energy``. ``False`` here; ``Leapfrog`` declares it, its subclasses
+        do not inherit it.
 
     Examples
     --------
@@ -56,6 +62,18 @@ class ReversibleMap(abc.ABC):
     """
 
     cost: int = 1
+    plain_leapfrog: ClassVar[bool] = False
+
+    @property
+    def kinetic_energy(self) -> Any:
+        """The kinetic energy ``K`` of the momentum this map integrates, or ``None``.
+
+        For maps on phase space with density ``exp(-E(x) - K(v))``; ``Ladder`` holds a
+        refresh's declared kinetic energies to it
+        (:func:`~ladder_mcmc.refresh.check_refresh_kinetic`). ``None`` here: declares
+        nothing.
+        """
+        return None
 
     @abc.abstractmethod
     def forward(self, state: State) -> State:

@@ -93,3 +93,18 @@ class Metric:
     def describe(self) -> dict:
         m = self.inverse_mass
         return {"metric": "identity" if m is None else ("diagonal" if m.ndim == 1 else "dense")}
+
+    @property
+    def gaussian_metric(self) -> Metric | None:
+        """This metric: the declared capability of a kinetic energy that is ``½ vᵀ M⁻¹ v``.
+
+        See :class:`ladder_mcmc.kinetic.KineticEnergy`. Declared by this class only:
+        a subclass (which may compute otherwise) declares nothing (``None``) unless
+        it defines ``gaussian_metric`` itself.
+        """
+        return self
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "gaussian_metric" not in vars(cls):
+            cls.gaussian_metric = None  # type: ignore[assignment]

@@ -9,7 +9,7 @@ The ladder move with ``s`` held fixed is a deterministic map ``T_s`` of the
 slice ``{p > s}``: the first rung ``a ≤ K`` with ``p(ζ_a) > s``, else the flip.
 Taking the first ``a`` with ``u < C_a = min(1, max_{j≤a} p(ζ_j)/p(ζ))`` (the
 look-ahead rule's cumulative probability) is the same thing, because ``u < 1``.
-``T_s`` is a bijection of the slice for every ``s`` (DESIGN §2; checked exactly,
+``T_s`` is a bijection of the slice for every ``s`` (docs/design.md §5.2; checked exactly,
 interval by interval, in ``tests/exact/test_rules_persistent_uniform.py``), so
 the move keeps the uniform distribution under the graph. Afterwards
 ``u' = s/p(ζ') = u·p(ζ)/p(ζ')`` (rescaled on acceptance, unchanged on a flip).

@@ -1,4 +1,4 @@
-"""The ragged driver: every chain at its own rung of its own step (DESIGN §5).
+"""The ragged driver: every chain at its own rung of its own step (docs/design.md §9).
 
 In batched numpy a call costs about the same for 5 chains as for 100 when the
 dimension is small, so the synchronous step, which runs rung 2, 3, ... on the few

@@ -5,9 +5,10 @@ pays for that generality with Python and numpy calls on every iteration: state
 trees, a rule object, a refresh object, a finite check on every leaf. On the
 paper's 2-d targets a whole leapfrog step costs a few microseconds, so those
 calls dominate. This module runs the *same* algorithm for the kernels most
-users run, ``Ladder(Leapfrog, LookAheadRule(K), MomentumRefresh | None)``
-(what :func:`~ladder_mcmc.hmc.lahmc` and :func:`~ladder_mcmc.hmc.hmc` build),
-on plain arrays:
+users run, ``Ladder(Leapfrog, LookAheadRule(K), MomentumRefresh | None)`` on a
+:class:`~ladder_mcmc.metrics.Metric` (what :func:`~ladder_mcmc.hmc.lahmc` and
+:func:`~ladder_mcmc.hmc.hmc` build), on plain arrays. It recognises them by what
+their parts declare, never by their types (:func:`applies_to`):
 
 * the momentum is kept *physical*, ``p = d·v``: moving by ``L^d`` integrates
   ``(x, p)`` forward, a flip negates ``p``, and ``d`` itself is carried only to
@@ -15,7 +16,7 @@ on plain arrays:
   arithmetic as :meth:`Leapfrog.move`);
 * the look-ahead decision needs no running maximum: a chain still undecided at
   rung ``a`` has ``u ≥ p(L^j ζ)/p(ζ)`` for every earlier ``j``, so
-  ``u < min(1, max_{j≤a} p_j/p_0)`` (DESIGN §2) holds exactly when
+  ``u < min(1, max_{j≤a} p_j/p_0)`` (docs/design.md §4) holds exactly when
   ``u < p_a/p_0``;
 * each chain's step origin is one row of a packed float array,
   ``[x | -p | ∂E/∂x | E | log p | u]`` (stored as the flipped state ``F ζ``,
@@ -57,9 +58,8 @@ import numpy as np
 from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
 from ladder_mcmc.iteration_buffer import IterationBuffer
 from ladder_mcmc.ladder import Ladder, LadderState
-from ladder_mcmc.metrics import row_dot
-from ladder_mcmc.refresh import MomentumRefresh
-from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.metrics import Metric, row_dot
+from ladder_mcmc.refresh import same_kinetic_energy
 from ladder_mcmc.streams import ChainRandom, ChainStreams
 from ladder_mcmc.trace import Recorder
 
@@ -122,29 +122,37 @@ def compiled(n_steps: int = COMPILE_FROM_STEPS) -> bool:
 
 
 def applies_to(kernel: Ladder) -> bool:
-    """Whether :func:`run` can drive ``kernel``: exactly a leapfrog look-ahead kernel.
+    """Whether :func:`run` can drive ``kernel``, from what its parts declare (never their types).
 
-    Exact types only: a subclass may change the integrator, the rule or the
-    refresh, and is then driven by the generic :func:`~ladder_mcmc.ragged.run_ragged`.
+    See :func:`declared`. A part that declares nothing — a subclass that does not
+    re-declare, another integrator, rule or refresh — leaves the kernel to the
+    generic :func:`~ladder_mcmc.ragged.run_ragged`.
     """
-    refresh = kernel.refresh
-    return (
-        type(kernel.map) is Leapfrog
-        and type(kernel.rule) is LookAheadRule
-        and (refresh is None or type(refresh) is MomentumRefresh)
-        and refresh_metric_matches(kernel)
-    )
+    return declared(kernel) is not None
 
 
-def refresh_metric_matches(kernel: Ladder) -> bool:
-    """The refresh draws momenta from the map's own metric (or there is no refresh)."""
-    refresh = kernel.refresh
-    if refresh is None or refresh.metric is kernel.map.metric:
-        return True
-    a, b = refresh.metric.inverse_mass, kernel.map.metric.inverse_mass
-    if a is None or b is None:
-        return a is None and b is None
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+def declared(kernel: Ladder) -> tuple[Metric, int, tuple[Any, Metric] | None] | None:
+    """``(metric, K, (β, refresh metric) or None)`` of a leapfrog look-ahead kernel, else None.
+
+    The map declares itself the plain leapfrog (``map.plain_leapfrog``) of a kinetic
+    energy that declares its Gaussian metric (``map.kinetic_energy.gaussian_metric``);
+    the rule declares its ``K`` (``rule.look_ahead_rungs``); the refresh is ``None``
+    or declares the Gaussian partial refresh ``(β, metric)``
+    (``refresh.gaussian_partial_refresh``) on the same metric
+    (:func:`~ladder_mcmc.refresh.same_kinetic_energy`).
+    """
+    if not getattr(kernel.map, "plain_leapfrog", False):
+        return None
+    metric = getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)
+    rungs = getattr(kernel.rule, "look_ahead_rungs", None)
+    if metric is None or rungs is None:
+        return None
+    if kernel.refresh is None:
+        return metric, rungs, None
+    partial = getattr(kernel.refresh, "gaussian_partial_refresh", None)
+    if partial is None or not same_kinetic_energy(partial[1], metric):
+        return None
+    return metric, rungs, partial
 
 
 def run(
@@ -172,14 +180,14 @@ def run(
             return ragged_numba.run(kernel, ks, recorder, streams, on_progress, until)
     steps_done = recorder.steps_done.astype(np.int64)
     if (
-        kernel.rule.max_rungs == 1
+        kernel.rule.look_ahead_rungs == 1
         and steps_done.size
         and np.all(steps_done == steps_done[0])
         and len(ks.direction) == recorder.n_chains
     ):
         return _run_in_step(kernel, ks, recorder, streams, on_progress, until)
     kp = _Parameters.of(kernel)
-    last = int(kernel.rule.max_rungs) - 1
+    last = kp.rungs - 1
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     chain_id = np.arange(len(steps_done))
@@ -357,7 +365,8 @@ _FLOAT = np.dtype(float)
 
 @attrs.frozen
 class _Parameters:
-    """What the loops need of a leapfrog look-ahead kernel, with its operations."""
+    """What the loops need of a leapfrog look-ahead kernel (as :func:`declared`), with its
+    operations."""
 
     target: Any
     eps: float
@@ -367,23 +376,28 @@ class _Parameters:
     refresh: bool
     keep_coef: float | None  # √(1−β), None for a full refresh
     noise_coef: float | None  # √β
+    rungs: int  # K
 
     @classmethod
     def of(cls, kernel: Ladder) -> _Parameters:
         map_: Leapfrog = kernel.map
-        metric, refresh = map_.metric, kernel.refresh
+        metric, rungs, partial = declared(kernel)
         keep = noise = None
-        if refresh is not None and refresh.beta != 1:
-            keep, noise = math.sqrt(1.0 - refresh.beta), math.sqrt(refresh.beta)
+        sample_momentum = metric.sample_momentum
+        if partial is not None:
+            beta, sample_momentum = partial[0], partial[1].sample_momentum
+            if beta != 1:
+                keep, noise = math.sqrt(1.0 - beta), math.sqrt(beta)
         return cls(
             map_.target,
             float(map_.step_size),
             int(map_.n_steps),
             None if metric.inverse_mass is None else metric.velocity,
-            metric.sample_momentum,
-            refresh is not None,
+            sample_momentum,
+            partial is not None,
             keep,
             noise,
+            int(rungs),
         )
 
     def rung(self, x, p, g):

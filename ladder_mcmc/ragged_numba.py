@@ -18,7 +18,7 @@ draw:
   its log density are the numpy operations of the numpy driver;
 * the compiled loops only compare, select and copy, which are exact. The
   decision is ``u < p_a/p_0`` for a chain still undecided at rung ``a``, which
-  is DESIGN §2's ``u < min(1, max_{j≤a} p_j/p_0)`` (paper, section 4.3) for
+  is docs/design.md §4's ``u < min(1, max_{j≤a} p_j/p_0)`` (paper, section 4.3) for
   such a chain (:mod:`ladder_mcmc.ragged_leapfrog` explains why).
 
 numba is an optional dependency (``pip install "ladder_mcmc[fast]"``), and this
@@ -226,7 +226,7 @@ def run(
     from ladder_mcmc.ragged_leapfrog import _Parameters, finish, initial_origin
 
     kp = _Parameters.of(kernel)
-    last = int(kernel.rule.max_rungs) - 1
+    last = kp.rungs - 1
     steps_done = recorder.steps_done.astype(np.int64)
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     state = ks.state

@@ -9,7 +9,7 @@ probability ``π⁰_F`` may be replaced by
     π_F(ζ) = max(0, π⁰_F(ζ) − π⁰_F(Fζ)),     stay with probability π⁰_F(ζ) − π_F(ζ),
 
 since the fixed point only needs ``π_F(ζ) − π_F(Fζ) = π⁰_F(ζ) − π⁰_F(Fζ)``
-(DESIGN §2). ``π⁰_F(Fζ)`` needs the rungs *behind* the chain (``F L^j F =
+(docs/design.md §5.1). ``π⁰_F(Fζ)`` needs the rungs *behind* the chain (``F L^j F =
 L^{-j}``), so the backward rungs are computed — and their gradients count —
 but only for chains that would otherwise have flipped.
 

@@ -5,6 +5,12 @@ the chain off its current ladder. It is a callable
 ``refresh(state, direction, rng) -> (state, direction)`` acting on a batch of
 chains; ``changes_state`` tells the ladder whether the log density must be
 recomputed afterwards.
+
+A refresh declares what it is (read by the drivers and by ``Ladder``, never its
+type): ``kinetic_energies``, the kinetic energies it draws momenta for (which
+:func:`check_refresh_kinetic` holds to the map's), and
+``gaussian_partial_refresh``, ``(β, metric)`` for exactly
+:class:`MomentumRefresh`. The base class declares nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +42,26 @@ class Refresh(abc.ABC):
         """``a + b``: apply ``a`` then ``b``."""
         return ComposedRefresh((self, other))
 
+    @property
+    def kinetic_energies(self) -> tuple:
+        """The kinetic energies ``K`` whose momentum law ``exp(-K)`` this refresh keeps.
+
+        ``Ladder`` refuses a refresh whose declared kinetic energies differ from the
+        one its map integrates (:func:`check_refresh_kinetic`). ``()`` here: a
+        refresh that declares nothing is not checked.
+        """
+        return ()
+
+    @property
+    def gaussian_partial_refresh(self) -> tuple[Any, Metric] | None:
+        """``(β, metric)`` if this refresh is exactly :class:`MomentumRefresh`'s
+        ``v' = √(1−β) v + √β n``, ``n`` from ``metric.sample_momentum``; ``None`` here.
+
+        The declared capability the leapfrog look-ahead driver
+        (:mod:`ladder_mcmc.ragged_leapfrog`) runs on.
+        """
+        return None
+
     def describe(self) -> dict:
         return {"refresh": type(self).__name__}
 
@@ -50,6 +76,11 @@ class ComposedRefresh(Refresh):
     def changes_state(self) -> bool:  # type: ignore[override]
         return any(p.changes_state for p in self.parts)
 
+    @property
+    def kinetic_energies(self) -> tuple:
+        """Every part's declared kinetic energies, in order."""
+        return tuple(k for p in self.parts for k in getattr(p, "kinetic_energies", ()))
+
     def __call__(self, state, direction, rng):
         for part in self.parts:
             state, direction = part(state, direction, rng)
@@ -63,7 +94,7 @@ class ComposedRefresh(Refresh):
 class DirectionRefresh(Refresh):
     """Resample the direction ``d`` uniformly from ``{±1}`` with probability ``prob``.
 
-    Keeps ``p(ζ, d) = p(ζ)/2`` (DESIGN §1). ``prob = 1`` makes every step start
+    Keeps ``p(ζ, d) = p(ζ)/2`` (docs/design.md §6). ``prob = 1`` makes every step start
     in a random direction (a reversible chain); a small ``prob`` keeps the
     direction, giving a lifted (non-reversible) chain.
 
@@ -136,3 +167,87 @@ class MomentumRefresh(Refresh):
 
     def describe(self) -> dict:
         return {"refresh": "MomentumRefresh", "beta": self.beta, **self.metric.describe()}
+
+    @property
+    def kinetic_energies(self) -> tuple:
+        """``(metric,)``: the momenta are drawn from ``metric``'s ``exp(-K)``."""
+        return (self.metric,)
+
+    @property
+    def gaussian_partial_refresh(self) -> tuple[Any, Metric] | None:
+        """``(β, metric)`` when ``metric`` declares itself Gaussian (``gaussian_metric``).
+
+        Declared by this class only: a subclass declares nothing (``None``) unless it
+        defines ``gaussian_partial_refresh`` itself.
+        """
+        metric = getattr(self.metric, "gaussian_metric", None)
+        return None if metric is None else (self.beta, metric)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "gaussian_partial_refresh" not in vars(cls):
+            cls.gaussian_partial_refresh = Refresh.gaussian_partial_refresh
+
+
+def same_kinetic_energy(a: Any, b: Any) -> bool:
+    """Whether two kinetic energies are the same: one object, or equal ones of one class.
+
+    attrs classes (:class:`~ladder_mcmc.metrics.Metric`,
+    :class:`~ladder_mcmc.kinetic.PowerKinetic`) are compared field by field, arrays by
+    shape and entries (``np.array_equal``: equal arrays count as equal); other
+    objects with ``==``.
+    """
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if not attrs.has(type(a)):
+        return bool(a == b)
+    for field in attrs.fields(type(a)):
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if x is None or y is None or np.shape(x) != np.shape(y) or not np.array_equal(x, y):
+                return False
+        elif x is not y and not bool(x == y):
+            return False
+    return True
+
+
+def _kinetic_text(kinetic: Any) -> str:
+    """``Metric(inverse_mass=[1. 4.])``: a kinetic energy's class and init fields, briefly."""
+    if not attrs.has(type(kinetic)):
+        return repr(kinetic)
+    parts = []
+    for field in attrs.fields(type(kinetic)):
+        if field.init:
+            value = getattr(kinetic, field.name)
+            if isinstance(value, np.ndarray):
+                value = np.array2string(value, precision=4, threshold=8)
+            parts.append(f"{field.alias}={value}")
+    return f"{type(kinetic).__name__}({', '.join(parts)})"
+
+
+def check_refresh_kinetic(map_: Any, refresh: Any) -> None:
+    """Refuse a refresh that draws momenta for another kinetic energy than the map integrates.
+
+    The map declares ``kinetic_energy``, the refresh ``kinetic_energies``
+    (:meth:`Refresh.kinetic_energies`); each of the latter must be
+    :func:`same_kinetic_energy` as the former. A part that declares nothing is not
+    checked.
+
+    Raises
+    ------
+    ValueError
+        Naming both kinetic energies, if they differ.
+    """
+    own = getattr(map_, "kinetic_energy", None)
+    if own is None or refresh is None:
+        return
+    for kinetic in getattr(refresh, "kinetic_energies", ()):
+        if not same_kinetic_energy(kinetic, own):
+            raise ValueError(
+                f"refresh {type(refresh).__name__} draws momenta for "
+                f"{_kinetic_text(kinetic)}, but the map {type(map_).__name__} integrates "
+                f"{_kinetic_text(own)}: give the refresh the map's kinetic energy "
+                "(e.g. MomentumRefresh(beta, map.metric))"
+            )

@@ -2,7 +2,7 @@
 
 A rule decides, from the densities of the rungs it looks at, where a chain
 moves: to a rung ``L^a ζ`` (code ``a ≥ 1``), to the flip ``(ζ, -d)`` (code
-``0``), or nowhere (code ``-1``, "stay"). DESIGN §2 fixes the reporting codes.
+``0``), or nowhere (code ``-1``, "stay"). docs/design.md §3.3 fixes the reporting codes.
 
 A rule is a short, static plan plus a little arithmetic:
 
@@ -98,6 +98,15 @@ class Rule(abc.ABC):
     def describe(self) -> dict:
         return {"rule": type(self).__name__, **attrs.asdict(self)}
 
+    @property
+    def look_ahead_rungs(self) -> int | None:
+        """Declared capability: ``K`` if this rule is exactly :class:`LookAheadRule` ``(K)``.
+
+        (A fresh uniform per step, rungs ``1..K``, flip otherwise; the leapfrog
+        look-ahead driver runs on it.) ``None`` here: declares nothing.
+        """
+        return None
+
 
 @attrs.frozen
 class LookAheadRule(Rule):
@@ -108,7 +117,7 @@ class LookAheadRule(Rule):
         π_a(ζ) = min[1 − Σ_{b<a} π_b(ζ),  p(F L^a ζ)/p(ζ) · (1 − Σ_{b<a} π_b(F L^a ζ))]
         π_F(ζ) = 1 − Σ_a π_a(ζ)
 
-    computed in the closed form of its cumulative sum (DESIGN §2; the "extra
+    computed in the closed form of its cumulative sum (docs/design.md §4; the "extra
     chances" rule of Campos & Sanz-Serna 2015)::
 
         C_a(ζ) = Σ_{b≤a} π_b(ζ) = min(1, max_{1≤j≤a} p(L^j ζ)/p(ζ)),
@@ -127,6 +136,17 @@ class LookAheadRule(Rule):
 
     def __attrs_post_init__(self) -> None:
         positive_int("max_rungs", self.max_rungs)
+
+    @property
+    def look_ahead_rungs(self) -> int | None:
+        """``K``: declared by this class only (a subclass that does not define
+        ``look_ahead_rungs`` itself declares nothing)."""
+        return int(self.max_rungs)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "look_ahead_rungs" not in vars(cls):
+            cls.look_ahead_rungs = Rule.look_ahead_rungs
 
     @property
     def positions(self) -> tuple[int, ...]:  # type: ignore[override]

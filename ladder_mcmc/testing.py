@@ -1,6 +1,6 @@
 """Verification toolkit: Hypothesis strategies and assertions for ladder kernels and maps.
 
-Three kinds of check (DESIGN §3; ``docs/verification.md`` has the recipes):
+Three kinds of check (docs/design.md §7; ``docs/verification.md`` has the recipes):
 
 * **exact**, on finite ladders, in rational arithmetic —
   :func:`assert_stochastic`, :func:`assert_fixed_point`,
@@ -54,7 +54,7 @@ def finite_ladders(
     max_weight: int = 10,
     construction: Literal["both", "permutation", "involutions"] = "both",
 ):
-    """Hypothesis strategy for random finite ladders (DESIGN §3).
+    """Hypothesis strategy for random finite ladders (docs/design.md §7.1).
 
     Parameters
     ----------
@@ -646,7 +646,7 @@ def check_map(
 ) -> MapReport:
     """Check the :class:`~ladder_mcmc.maps.ReversibleMap` contract on a batch of states.
 
-    Properties (DESIGN §3, "map contracts"), each a violation if it fails:
+    Properties (docs/design.md §7.2, "map contracts"), each a violation if it fails:
 
     1. determinism: ``forward`` and ``log_density`` twice on the same input give
        bit-identical output;
@@ -963,7 +963,7 @@ def assert_one_step_invariance(
     that leaves the variance of one coordinate wrong by 15% (σ by 7%) is caught
     in 10 of 10 seeds at the default 50 000 chains, 10% in 0 of 10 (at 20 000
     chains: 30% caught 10/10, 20% 5/10). Bugs of the acceptance rule or a
-    missing leapfrog half-kick are far below that (DESIGN §3: about 10⁶
+    missing leapfrog half-kick are far below that (docs/design.md §7: about 10⁶
     chains): use the exact checks and :func:`assert_map` for those.
 
     Parameters

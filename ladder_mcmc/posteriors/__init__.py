@@ -65,8 +65,8 @@ def load(name: str, path: str | os.PathLike | None = None) -> Posterior:
     name : str
         One of :func:`names`.
     path : path-like, optional
-        The reference file; else ``$LADDER_MCMC_POSTERIORDB``, else
-        ``../shared/benchmarks/posteriordb_refs.json`` relative to the repository.
+        The reference file; else ``$LADDER_MCMC_POSTERIORDB``, else the copy
+        shipped in ``ladder_mcmc/posteriors/data/``.
 
     Raises
     ------

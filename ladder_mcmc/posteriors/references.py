@@ -3,12 +3,19 @@
 The file ``posteriordb_refs.json`` (seven posteriors from posteriordb, BSD-3)
 holds, per posterior, the Stan code, the data and summaries of long reference
 runs of Stan's NUTS: means, standard deviations and Monte Carlo standard errors
-of every constrained parameter. The package never copies the data: targets
-read them from this file when they are built.
+of every constrained parameter. Targets read them from this file when they are
+built.
+
+The file ships with the package, in ``ladder_mcmc/posteriors/data/``. It was
+taken from posteriordb (https://github.com/stan-dev/posteriordb, commit
+28f8d3d6, by the posteriordb developers; BSD 3-Clause License): Stan code and
+data as posteriordb has them, summaries computed from its reference draws. The
+licence and provenance are in ``data/NOTICE.txt`` next to it, and the file's
+``_source`` entry.
 
 The file is looked for, in order, at an explicit ``path``, at the path in the
-environment variable ``LADDER_MCMC_POSTERIORDB``, and at
-``../shared/benchmarks/posteriordb_refs.json`` relative to the repository.
+environment variable ``LADDER_MCMC_POSTERIORDB``, and at the copy inside the
+package (:data:`DEFAULT_PATH`).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +33,9 @@ import numpy as np
 ENV_VAR = "LADDER_MCMC_POSTERIORDB"
 """Environment variable naming the reference file."""
 
-_REPO = Path(__file__).resolve().parents[2]
-DEFAULT_PATH = _REPO.parent / "shared" / "benchmarks" / "posteriordb_refs.json"
-"""``../shared/benchmarks/posteriordb_refs.json`` relative to the repository."""
+_DATA = resources.files("ladder_mcmc.posteriors") / "data"
+DEFAULT_PATH = Path(str(_DATA / "posteriordb_refs.json"))
+"""The copy shipped with the package: ``ladder_mcmc/posteriors/data/posteriordb_refs.json``."""
 
 
 def find_database(path: str | os.PathLike | None = None) -> Path:
@@ -61,7 +69,7 @@ def find_database(path: str | os.PathLike | None = None) -> Path:
     where = "; ".join(f"{how}: {c}" for how, c in candidates)
     raise FileNotFoundError(
         f"posteriordb reference file not found ({where}). Pass path=..., set ${ENV_VAR}, "
-        f"or place posteriordb_refs.json at {DEFAULT_PATH}"
+        f"or reinstall ladder_mcmc (its copy belongs at {DEFAULT_PATH})"
     )
 
 

@@ -1,10 +1,10 @@
-"""Exact checks of the look-ahead ladder on random finite ladders (DESIGN §2–3; issue 2).
+"""Exact checks of the look-ahead ladder on finite ladders (docs/design.md §4, §7.1; issue 2).
 
 Everything here is rational arithmetic (``fractions.Fraction`` / integers over a
 common denominator) and compared with ``==``: no tolerance anywhere.
 
 * rows sum to 1, ``πT = π`` and generalized detailed balance, for ``K = 1..6``,
-  both constructions of DESIGN §3, with and without a direction refresh;
+  both constructions of docs/design.md §7.1, with and without a direction refresh;
 * the closed form ``C_a = min(1, max_{j≤a} p_j/p_0)`` used by ``LookAheadRule``
   equals the paper's recursive definition of ``π_{L^a}``, written here
   independently;

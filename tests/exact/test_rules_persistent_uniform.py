@@ -1,7 +1,7 @@
 """Exact check of PersistentUniformRule (Neal 2020 + look-ahead): slice maps are bijections.
 
 The rule carries its uniform, so it has no transition matrix on ``(i, d)``
-(``exact_transition_matrix`` refuses it). Instead (DESIGN §2): with the slice
+(``exact_transition_matrix`` refuses it). Instead (docs/design.md §5.2): with the slice
 level ``s = u·p(ζ)`` held fixed, one ladder move is a deterministic map ``T_s`` of
 the slice ``{p > s}``. The joint target of ``(ζ, v)`` — ``p(ζ)`` times uniform
 ``v ∈ [-1, 1)`` — is kept iff ``T_s`` is a bijection of the slice for every ``s``

@@ -3,13 +3,20 @@
 Each is a small subclass of the real thing with one line changed, so that the
 checks of ``ladder_mcmc.testing`` can be shown to catch it
 (``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
+The choice of the leapfrog look-ahead driver is mutated in its source instead
+(:data:`SELECTION_MUTANTS`, :func:`selection_mutant`): the driver-equivalence
+property (``tests/unit/driver_equivalence.py``) must catch each.
 """
 
 from __future__ import annotations
 
+import inspect
+import types
+
 import attrs
 import numpy as np
 
+from ladder_mcmc import ragged_leapfrog
 from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
 from ladder_mcmc.refresh import MomentumRefresh
 from ladder_mcmc.rules import STAY, LookAheadRule
@@ -80,3 +87,68 @@ class LinearRefresh(MomentumRefresh):
         noise = self.metric.sample_momentum(rng, state.v.shape)
         v_new = (1.0 - self.beta) * state.v + self.beta * (direction[:, None] * noise)
         return attrs.evolve(state, v=v_new), direction
+
+
+# ---- the driver selection (``ragged_leapfrog.declared``): (old source, new source) pairs
+SELECTION_MUTANTS = {
+    # back to exact types, with the kinetic energy taken for a metric (the reviewed bug:
+    # a PowerKinetic leapfrog ran with the Gaussian kinetic energy)
+    "exact types": [
+        (
+            """    if not getattr(kernel.map, "plain_leapfrog", False):
+        return None
+    metric = getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)
+    rungs = getattr(kernel.rule, "look_ahead_rungs", None)
+""",
+            """    if type(kernel.map) is not Leapfrog:
+        return None
+    if type(kernel.rule).__name__ != "LookAheadRule":
+        return None
+    metric, rungs = kernel.map.metric, kernel.rule.max_rungs
+""",
+        ),
+        (
+            'partial = getattr(kernel.refresh, "gaussian_partial_refresh", None)',
+            "partial = (kernel.refresh.beta, kernel.refresh.metric) "
+            'if type(kernel.refresh).__name__ == "MomentumRefresh" else None',
+        ),
+    ],
+    # the kinetic energy taken for a Gaussian metric, whatever it declares
+    "kinetic declaration ignored": [
+        (
+            'getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)',
+            "kernel.map.kinetic_energy",
+        )
+    ],
+    # every leapfrog-like map (Yoshida4, TemperedLeapfrog, ...) taken for the leapfrog
+    "map declaration ignored": [
+        ('getattr(kernel.map, "plain_leapfrog", False)', 'hasattr(kernel.map, "step_size")')
+    ],
+    # the rule's K read from any rule with max_rungs (PersistentUniformRule, reduced flips)
+    "rule declaration ignored": [
+        (
+            'getattr(kernel.rule, "look_ahead_rungs", None)',
+            'getattr(kernel.rule, "max_rungs", None)',
+        )
+    ],
+    # a composition taken for its first part (MomentumRefresh + DirectionRefresh)
+    "refresh declaration ignored": [
+        (
+            'getattr(kernel.refresh, "gaussian_partial_refresh", None)',
+            'getattr(getattr(kernel.refresh, "parts", (kernel.refresh,))[0], '
+            '"gaussian_partial_refresh", None)',
+        )
+    ],
+}
+
+
+def selection_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
+    """``ragged_leapfrog``'s source with each ``(old, new)`` of ``changes`` applied, run as
+    a new module."""
+    source = inspect.getsource(ragged_leapfrog)
+    for old, new in changes:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    module = types.ModuleType("ragged_leapfrog_mutant")
+    exec(compile(source, module.__name__, "exec"), module.__dict__)
+    return module

@@ -17,23 +17,36 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import Phase
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "exact"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 
+import driver_equivalence  # noqa: E402
+from driver_equivalence import driver_equivalence_property  # noqa: E402
 from exact_properties import (  # noqa: E402
     closed_form_property,
     lookahead_exact_property,
 )
 from mutants import (  # noqa: E402
+    SELECTION_MUTANTS,
     LinearRefresh,
     NoFinalHalfKickLeapfrog,
     NoFlipRule,
     NoKineticLeapfrog,
     NoReverseTermRule,
     OffByOneRule,
+    selection_mutant,
 )
 
-from ladder_mcmc import DirectionRefresh, Ladder, Leapfrog, LookAhead, MomentumRefresh  # noqa: E402
+from ladder_mcmc import (  # noqa: E402
+    DirectionRefresh,
+    Ladder,
+    Leapfrog,
+    LookAhead,
+    MomentumRefresh,
+    ragged,
+)
 from ladder_mcmc.finite import FiniteLadder  # noqa: E402
 from ladder_mcmc.rules import FLIP, LookAheadRule  # noqa: E402
 from ladder_mcmc.targets import IllConditionedGaussian  # noqa: E402
@@ -184,3 +197,26 @@ def test_one_step_invariance_refuses_a_kernel_that_does_not_move():
         assert_one_step_invariance(
             Identity(Leapfrog(TARGET, 0.8, 10), LookAheadRule(1)), TARGET.sample, n_chains=1000
         )
+
+
+# ------------------------------------------------------------------ driver selection
+NO_SHRINKING = (Phase.explicit, Phase.generate)  # the failure, not its smallest example
+
+
+# The property of tests/unit/driver_equivalence.py with the choice of the leapfrog
+# look-ahead driver mutated in its source; the bit-for-bit comparison alone (not the
+# property's own check of which kernels are chosen) must fail.
+def test_driver_equivalence_passes_on_the_unmutated_source(monkeypatch):
+    monkeypatch.setattr(ragged, "ragged_leapfrog", selection_mutant([]))
+    driver_equivalence_property(100, **MUTANT_SETTINGS)()
+
+
+@pytest.mark.parametrize("name", list(SELECTION_MUTANTS))
+def test_driver_equivalence_catches_selection_mutant(name, monkeypatch):
+    monkeypatch.setattr(ragged, "ragged_leapfrog", selection_mutant(SELECTION_MUTANTS[name]))
+    # the numpy bookkeeping only: the compiled one would import the unmutated selection
+    monkeypatch.setattr(driver_equivalence, "HAVE_NUMBA", False)
+    with pytest.raises(AssertionError, match="Arrays are not equal|final states"):
+        driver_equivalence_property(
+            300, check_selection=False, phases=NO_SHRINKING, **MUTANT_SETTINGS
+        )()

@@ -271,7 +271,8 @@ def test_resume_refuses_a_kernel_of_another_description(tmp_path, name, changes)
         other = CASES[name][0](target, **changes)
     else:
         kin = PowerKinetic(1.75, KIN_POWER.inverse_mass)
-        other = Ladder(Leapfrog(target, 0.01, 10, kin), LookAheadRule(3), kernel.refresh)
+        refresh = attrs.evolve(kernel.refresh, kinetic=kin)
+        other = Ladder(Leapfrog(target, 0.01, 10, kin), LookAheadRule(3), refresh)
     assert other.describe() != kernel.describe()
     with pytest.raises(ValueError, match="another kernel"):
         resume(path, other)

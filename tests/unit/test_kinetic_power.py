@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh, PhaseState
+from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh, PhaseState, Refresh
 from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
@@ -132,15 +132,26 @@ def test_power_lahmc_with_partial_refresh_keeps_the_target():
     assert report.ok
 
 
+class _UndeclaredRefresh(Refresh):
+    """A refresh that declares no kinetic energy (so ``Ladder`` cannot check it)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, state, direction, rng):
+        return self.inner(state, direction, rng)
+
+
 def test_gaussian_refresh_with_power_momenta_is_caught():
-    """Power of the invariance check: the Gaussian partial refresh on power momenta is wrong."""
+    """Gaussian momenta for a power kinetic energy are wrong: ``Ladder`` refuses them, and
+    the invariance check catches them where the refresh declares nothing."""
     target = IllConditionedGaussian(2, log_condition=1)
     kin = PowerKinetic(1.5, np.asarray(target.variances, dtype=float))
-    wrong = Ladder(
-        Leapfrog(target, 0.4, 3, kin),
-        LookAheadRule(4),
-        MomentumRefresh(1.0, Metric(np.asarray(target.variances, dtype=float))),
-    )
+    gaussian = MomentumRefresh(1.0, Metric(np.asarray(target.variances, dtype=float)))
+    map_ = Leapfrog(target, 0.4, 3, kin)
+    with pytest.raises(ValueError, match=r"draws momenta for Metric.*integrates PowerKinetic"):
+        Ladder(map_, LookAheadRule(4), gaussian)
+    wrong = Ladder(map_, LookAheadRule(4), _UndeclaredRefresh(gaussian))
     with pytest.raises(AssertionError, match="d·v"):
         assert_one_step_invariance(wrong, target.sample, n_chains=40_000, seed=6)
 

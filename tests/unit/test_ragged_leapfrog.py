@@ -39,6 +39,7 @@ from ladder_mcmc import (
     sample,
 )
 from ladder_mcmc.integrators import Yoshida4
+from ladder_mcmc.kinetic import PowerKinetic
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.rules import LookAheadRule, PersistentUniformRule, ReducedFlipLookAheadRule
 from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
@@ -48,6 +49,7 @@ GAUSS = IllConditionedGaussian(5)
 X_WELL = WELL.sample(12, np.random.default_rng(0))
 X_GAUSS = GAUSS.sample(9, np.random.default_rng(1))
 X_CLIFF = np.minimum(X_WELL * 0.1 + 30, 38.0)  # near the cliff, inside it
+POWER = PowerKinetic(1.5, np.ones(2))
 
 
 def _cliff_energy(x):
@@ -287,15 +289,21 @@ def test_a_broken_compiled_driver_is_caught(name, monkeypatch):
         Ladder(
             Leapfrog(WELL, 1.0, 10), LookAheadRule(3), MomentumRefresh(0.1) + DirectionRefresh(0.5)
         ),
-        # the refresh's metric differs from the map's
-        Ladder(
-            Leapfrog(WELL, 1.0, 10, Metric(np.ones(2) * 2)), LookAheadRule(3), MomentumRefresh(0.1)
-        ),
+        # a kinetic energy that declares no Gaussian metric
+        Ladder(Leapfrog(WELL, 1.0, 10, POWER), LookAheadRule(3), MomentumRefresh(1.0, POWER)),
     ],
-    ids=["yoshida", "reduced-flip", "persistent-uniform", "composed-refresh", "other-metric"],
+    ids=["yoshida", "reduced-flip", "persistent-uniform", "composed-refresh", "power-kinetic"],
 )
 def test_other_kernels_are_left_to_the_generic_driver(kernel):
     assert not ragged_leapfrog.applies_to(kernel)
+
+
+def test_a_refresh_on_another_metric_is_refused():
+    """Formerly left to the generic driver, which sampled the wrong law with it."""
+    with pytest.raises(ValueError, match=r"MomentumRefresh draws momenta for Metric\(inverse"):
+        Ladder(
+            Leapfrog(WELL, 1.0, 10, Metric(np.ones(2) * 2)), LookAheadRule(3), MomentumRefresh(0.1)
+        )
 
 
 def test_equal_metrics_in_separate_objects_are_recognised():
