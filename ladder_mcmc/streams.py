@@ -77,6 +77,14 @@ class _Stream:
         self.flat = self.buffer.reshape(-1)
         self.windows: dict[int, np.ndarray] = {}  # views of ``flat``, by k
 
+    def __getstate__(self) -> dict:
+        # ``flat`` and ``windows`` are views of ``buffer``: a pickle would copy them apart
+        return {k: v for k, v in vars(self).items() if k not in ("flat", "windows")}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self.flat, self.windows = self.buffer.reshape(-1), {}
+
     def _draw(self, generator: np.random.Generator, out: np.ndarray) -> None:
         if self.kind == "uniform":
             generator.random(out=out)

@@ -1,6 +1,7 @@
 """Per-chain random streams: keyed by (seed, chain), the same draws under any driver."""
 
 import json
+import pickle
 from unittest import mock
 
 import numpy as np
@@ -75,6 +76,16 @@ def test_state_round_trip_continues_the_streams():
         ChainStreams.from_state({"entropy": "x"}, arrays)
     with pytest.raises(ValueError, match="corrupt"):
         ChainStreams.from_state(meta, {**arrays, "normal_offset": arrays["normal_offset"] + 10**6})
+
+
+def test_a_pickled_copy_continues_the_streams():
+    """Process pools and clusters receive the streams pickled."""
+    streams = ChainStreams.for_chains(5, 3)
+    uniforms(streams, 10)
+    normals(streams, 10)
+    copy = pickle.loads(pickle.dumps(streams))
+    np.testing.assert_array_equal(uniforms(copy, 3000), uniforms(streams, 3000))
+    np.testing.assert_array_equal(normals(copy, 3000), normals(streams, 3000))
 
 
 def test_the_distributions():
