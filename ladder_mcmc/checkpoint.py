@@ -188,6 +188,10 @@ def fingerprint(obj: Any) -> str:
     dict, a list, an instance of an ordinary or non-frozen class, such as a
     target that counts its calls — is named by its type only, since its
     contents may change during the run.
+    A function of values only: an object reached twice (e.g. one
+    :class:`~ladder_mcmc.metrics.Metric` shared by the map and the refresh)
+    hashes as two equal copies would; an object reached again inside itself
+    (a cycle) is hashed as a mark, once.
     Deterministic across processes and machines.
     """
     h = hashlib.sha256()
@@ -212,6 +216,7 @@ def _cell(cell: Any) -> Any:
 
 
 def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
+    """Feed ``obj`` to ``h``; ``seen``: the ids of the objects being fed (its ancestors)."""
     put = h.update
     cls = type(obj)
     if depth > 30:
@@ -231,7 +236,7 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
         else:
             put(a.tobytes())
     elif id(obj) in seen:
-        put(b"<seen>;")
+        put(b"<cycle>;")
     else:
         seen.add(id(obj))
         put(f"{cls.__module__}:{cls.__qualname__}".encode())
@@ -254,3 +259,4 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
                 _feed(h, tuple(_cell(c) for c in obj.__closure__ or ()), seen, depth + 1)
         else:
             put(b";")
+        seen.discard(id(obj))  # no longer an ancestor: reached again elsewhere, hashed again
