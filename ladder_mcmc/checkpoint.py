@@ -127,15 +127,27 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
     Raises
     ------
     ValueError
-        If the file is missing, corrupt, not a ladder_mcmc checkpoint, or of
-        another format version.
+        If the file is missing, corrupt (whatever the damage: every member's
+        CRC-32 is checked before anything is read), not a ladder_mcmc
+        checkpoint, or of another format version.
     """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    # Any exception while parsing the file is corruption (zipfile and numpy raise
+    # NotImplementedError, RuntimeError, tokenize.TokenError... on damaged bytes).
+    # Every member's CRC-32 is checked first: numpy reads an array's bytes without
+    # reaching the end of its member (where zipfile checks the CRC) when a damaged
+    # header announces a smaller shape, and would return a truncated array.
     try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+        if damaged is not None:
+            raise zipfile.BadZipFile(f"bad CRC-32 for {damaged!r}")
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise zipfile.BadZipFile("not an .npz archive")
+    except Exception as err:
         raise ValueError(f"checkpoint {str(path)!r} is corrupt or unreadable: {err}") from err
     try:
         with data:
@@ -150,7 +162,7 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
             trees = {k: _unflatten(v, data) for k, v in meta["structure"].items()}
     except ValueError:
         raise
-    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError) as err:
+    except Exception as err:
         raise ValueError(f"checkpoint {str(path)!r} is corrupt or unreadable: {err}") from err
     return meta, trees
 

@@ -440,7 +440,7 @@ def _open_draws_files(
             raise ValueError(f"draws file {str(path)!r} of the checkpoint is missing")
         try:
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:
+        except Exception as err:  # a damaged header raises, e.g., tokenize.TokenError
             raise ValueError(
                 f"draws file {str(path)!r} is not a readable .npy file: {err}"
             ) from err
