@@ -254,7 +254,8 @@ def sample(
         (``ladder_mcmc.ragged``). ``"synchronous"``: all chains step together
         (the reference; same chain in law, different random stream).
     thin : int
-        Keep the draw of every ``thin``-th step (statistics keep every step).
+        Keep the draw of every ``thin``-th step (statistics keep every step);
+        at most ``n_steps``.
     draws_file : path, optional
         Stream the draws to this ``.npy`` file (memory-mapped; must not exist)
         instead of holding them in memory: ``trace.states`` is then a
@@ -309,11 +310,16 @@ def sample(
     Raises
     ------
     ValueError
-        On invalid ``n_steps``, ``thin``, ``schedule``, ``init`` or
+        On invalid ``n_steps``, ``thin`` (also ``thin > n_steps``), ``schedule``, ``init`` or
         ``checkpoint`` (an existing file is never overwritten), before sampling.
     """
     n_steps = positive_int("n_steps", n_steps)
     thin = positive_int("thin", thin)
+    if thin > n_steps:
+        raise ValueError(
+            f"thin={thin} exceeds n_steps={n_steps}: no draw would be kept "
+            "(thin must be at most n_steps)"
+        )
     if schedule not in DRIVERS:
         raise ValueError(f"schedule must be 'ragged' or 'synchronous', got {schedule!r}")
     if not isinstance(kernel, Ladder):
