@@ -275,7 +275,13 @@ def sample(
         ``dense_mass`` — inverse mass matrix from windowed variance estimates,
         as in Stan (``ladder_mcmc.adaptation``). Warm-up draws are dropped;
         ``trace.warmup`` holds the adapted values and the warm-up's gradient
-        evaluations; ``trace.grad_evals`` counts the sampling phase only.
+        evaluations; ``trace.grad_evals`` counts the sampling phase only. With
+        ``executor``, each group of chains adapts its own kernel:
+        ``trace.warmup`` is then a :class:`~ladder_mcmc.adaptation.GroupedWarmup`
+        (``.groups``, one ``WarmupResult`` each; the same attribute names, one
+        entry per group: ``step_size[g]``, ``inverse_mass[g]``; ``grad_evals``
+        per chain) and ``trace.kernel`` the entries the groups' adapted kernels
+        share, with each group's description under ``"groups"``.
     target_prob, adapt_mass, dense_mass, trajectory_length
         See ``warmup`` and :func:`ladder_mcmc.adaptation.warmup` (``trajectory_length``:
         adapt the leapfrog steps per rung to ``round(T / ε)``; ``π/2`` is a good
