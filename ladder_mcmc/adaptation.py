@@ -56,7 +56,6 @@ class WarmupResult:
     n_leapfrog: int
 
 
-
 @attrs.frozen(eq=False)
 class GroupedWarmup:
     """Warm-up of chains run in groups (``sample(..., executor=..., warmup=W)``).
