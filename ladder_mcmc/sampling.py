@@ -267,7 +267,9 @@ def sample(
         records the file instead of copying the draws, and :func:`resume`
         goes on writing it (``docs/sampling.md``).
     progress : bool
-        Show a progress bar on stderr.
+        Show progress on stderr (``ladder_mcmc.progress``): tqdm bars for warm-up
+        and sampling steps on a terminal or in a notebook; elsewhere (stderr
+        redirected) one line per phase when it ends.
     warmup : int
         Warm-up steps before sampling (HMC-family kernels): the step size is
         adapted by dual averaging towards ``target_prob``, the probability of
