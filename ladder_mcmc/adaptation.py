@@ -56,6 +56,62 @@ class WarmupResult:
     n_leapfrog: int
 
 
+@attrs.frozen(eq=False)
+class GroupedWarmup:
+    """Warm-up of chains run in groups (``sample(..., executor=..., warmup=W)``).
+
+    Each group adapted its own kernel from its own chains. The attributes are
+    :class:`WarmupResult`'s, with one entry per group where groups differ.
+
+    Attributes
+    ----------
+    groups : tuple of WarmupResult
+        Each group's warm-up, in the order of the chains.
+    step_size : float array (groups,)
+    inverse_mass : array (groups, dim) or (groups, dim, dim), or None
+    grad_evals : int array (chains,)
+        Gradient evaluations spent in warm-up, per chain (as in :class:`WarmupResult`).
+    n_steps : int
+        Warm-up steps (the same in every group).
+    first_stage_prob : float array (groups,)
+    n_leapfrog : int array (groups,)
+    group_of_chain : int array (chains,)
+        The group of each chain: ``step_size[group_of_chain]`` is each chain's step.
+    """
+
+    groups: tuple[WarmupResult, ...]
+
+    @property
+    def step_size(self) -> np.ndarray:
+        return np.array([g.step_size for g in self.groups], dtype=float)
+
+    @property
+    def inverse_mass(self) -> np.ndarray | None:
+        masses = [g.inverse_mass for g in self.groups]
+        return None if any(m is None for m in masses) else np.stack(masses)
+
+    @property
+    def grad_evals(self) -> np.ndarray:
+        return np.concatenate([g.grad_evals for g in self.groups])
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.groups[0].n_steps)
+
+    @property
+    def first_stage_prob(self) -> np.ndarray:
+        return np.array([g.first_stage_prob for g in self.groups], dtype=float)
+
+    @property
+    def n_leapfrog(self) -> np.ndarray:
+        return np.array([g.n_leapfrog for g in self.groups], dtype=np.int64)
+
+    @property
+    def group_of_chain(self) -> np.ndarray:
+        sizes = [len(g.grad_evals) for g in self.groups]
+        return np.repeat(np.arange(len(sizes)), sizes)
+
+
 def with_hmc_parameters(
     kernel: Ladder,
     step_size: float | None = None,

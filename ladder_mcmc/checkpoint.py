@@ -127,15 +127,27 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
     Raises
     ------
     ValueError
-        If the file is missing, corrupt, not a ladder_mcmc checkpoint, or of
-        another format version.
+        If the file is missing, corrupt (whatever the damage: every member's
+        CRC-32 is checked before anything is read), not a ladder_mcmc
+        checkpoint, or of another format version.
     """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    # Any exception while parsing the file is corruption (zipfile and numpy raise
+    # NotImplementedError, RuntimeError, tokenize.TokenError... on damaged bytes).
+    # Every member's CRC-32 is checked first: numpy reads an array's bytes without
+    # reaching the end of its member (where zipfile checks the CRC) when a damaged
+    # header announces a smaller shape, and would return a truncated array.
     try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+        if damaged is not None:
+            raise zipfile.BadZipFile(f"bad CRC-32 for {damaged!r}")
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise zipfile.BadZipFile("not an .npz archive")
+    except Exception as err:
         raise ValueError(f"checkpoint {str(path)!r} is corrupt or unreadable: {err}") from err
     try:
         with data:
@@ -150,7 +162,7 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
             trees = {k: _unflatten(v, data) for k, v in meta["structure"].items()}
     except ValueError:
         raise
-    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, EOFError) as err:
+    except Exception as err:
         raise ValueError(f"checkpoint {str(path)!r} is corrupt or unreadable: {err}") from err
     return meta, trees
 
@@ -188,6 +200,10 @@ def fingerprint(obj: Any) -> str:
     dict, a list, an instance of an ordinary or non-frozen class, such as a
     target that counts its calls — is named by its type only, since its
     contents may change during the run.
+    A function of values only: an object reached twice (e.g. one
+    :class:`~ladder_mcmc.metrics.Metric` shared by the map and the refresh)
+    hashes as two equal copies would; an object reached again inside itself
+    (a cycle) is hashed as a mark, once.
     Deterministic across processes and machines.
     """
     h = hashlib.sha256()
@@ -212,6 +228,7 @@ def _cell(cell: Any) -> Any:
 
 
 def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
+    """Feed ``obj`` to ``h``; ``seen``: the ids of the objects being fed (its ancestors)."""
     put = h.update
     cls = type(obj)
     if depth > 30:
@@ -231,7 +248,7 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
         else:
             put(a.tobytes())
     elif id(obj) in seen:
-        put(b"<seen>;")
+        put(b"<cycle>;")
     else:
         seen.add(id(obj))
         put(f"{cls.__module__}:{cls.__qualname__}".encode())
@@ -254,3 +271,4 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
                 _feed(h, tuple(_cell(c) for c in obj.__closure__ or ()), seen, depth + 1)
         else:
             put(b";")
+        seen.discard(id(obj))  # no longer an ancestor: reached again elsewhere, hashed again

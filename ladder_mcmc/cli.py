@@ -147,11 +147,60 @@ COMMANDS = {
 }
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+# Fewest sampling steps each subcommand can tabulate: table 1's rung fractions
+# and figure 2's autocorrelations need two steps per chain; figure 3 runs every
+# cell for at least 4 steps whatever --steps says.
+MIN_STEPS = {"table1": 2, "figure2": 2, "figure3": 1, "paper": 2}
+MIN_GRID = 2  # figure 3 spans each axis from one end to the other
+
+
+def _integer(minimum: int):
+    """An argparse ``type``: an integer ``>= minimum``, else a usage error naming the value."""
+
+    def integer(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    return integer
+
+
+def _cannot_write_in(folder: Path) -> str | None:
+    """Why files cannot be written in ``folder`` (made as needed), or None if they can."""
+    ancestor = folder
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{str(ancestor)!r} is a file, not a folder"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"folder {str(ancestor)!r} is not writable"
+    return None
+
+
+def _out_folder(text: str) -> Path:
+    """An argparse ``type`` for ``--out``: a folder (made if missing), not a file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is an existing file, not a folder")
+    problem = _cannot_write_in(path)
+    if problem:
+        raise argparse.ArgumentTypeError(f"cannot write into {text!r}: {problem}")
+    return path
+
+
+def _json_file(text: str) -> Path:
+    """An argparse ``type`` for ``--json``: a file (not a folder) that can be written."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file")
+    problem = _cannot_write_in(path.parent)
+    if problem:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {problem}")
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -169,18 +218,23 @@ def build_parser() -> argparse.ArgumentParser:
             "--quick", action="store_true", help="small sizes, minutes on 2 cores (default)"
         )
         size.add_argument("--full", action="store_true", help="sizes like the paper's (long)")
-        p.add_argument("--out", type=Path, default=Path("out"), help="output folder (./out)")
-        p.add_argument("--chains", type=_positive, help="chains per run (overrides the size)")
+        p.add_argument("--out", type=_out_folder, default="out", help="output folder (./out)")
+        p.add_argument("--chains", type=_integer(1), help="chains per run (overrides the size)")
         p.add_argument(
             "--steps",
-            type=_positive,
-            help="sampling steps per run (figure3: per cell at M = 10; overrides the size)",
+            type=_integer(MIN_STEPS[name]),
+            help=f"sampling steps per run, at least {MIN_STEPS[name]} "
+            "(figure3: per cell at M = 10; overrides the size)",
         )
-        p.add_argument("--seed", type=int, default=0, help="master seed (0)")
-        p.add_argument("--json", type=Path, help="also write the JSON result to this file")
+        p.add_argument("--seed", type=_integer(0), default=0, help="master seed, >= 0 (0)")
+        p.add_argument("--json", type=_json_file, help="also write the JSON result to this file")
         p.add_argument("--quiet", action="store_true", help="no progress bars or messages")
         if name in ("figure3", "paper"):
-            p.add_argument("--grid", type=_positive, help="figure 3 grid points per axis")
+            p.add_argument(
+                "--grid",
+                type=_integer(MIN_GRID),
+                help=f"figure 3 grid points per axis, at least {MIN_GRID}",
+            )
     return parser
 
 

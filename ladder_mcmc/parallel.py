@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc import batch
+from ladder_mcmc.adaptation import GroupedWarmup
 from ladder_mcmc.ladder import LadderState
 from ladder_mcmc.streams import ChainStreams, root_seed
 from ladder_mcmc.trace import Trace
@@ -49,8 +50,24 @@ def split_chains(init: Any, n_groups: int) -> list[Any]:
     return groups
 
 
+def grouped_description(descriptions: list[dict]) -> dict:
+    """One description for groups' kernels: theirs if all equal, else the entries all
+    share and, under ``"groups"``, each group's description."""
+    first = descriptions[0]
+    if all(d == first for d in descriptions[1:]):
+        return first
+    shared = {k: v for k, v in first.items() if all(k in d and d[k] == v for d in descriptions)}
+    return {**shared, "groups": list(descriptions)}
+
+
 def concatenate_traces(traces: list[Trace]) -> Trace:
-    """One trace from traces of disjoint groups of chains (chain axis = 1)."""
+    """One trace from traces of disjoint groups of chains (chain axis = 1).
+
+    ``warmup``: the group's :class:`~ladder_mcmc.adaptation.WarmupResult` for one
+    group, a :class:`~ladder_mcmc.adaptation.GroupedWarmup` for several (None
+    unless every group finished its warm-up); ``kernel``: :func:`grouped_description`;
+    ``cost`` per chain if the groups' differ (warm-up with a ``trajectory_length``).
+    """
     first = traces[0]
 
     def cat(name: str) -> np.ndarray:
@@ -69,20 +86,26 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
             np.concatenate([f.log_density for f in finals]),
             carry,
         )
+    cost: Any = first.cost  # per chain if the groups adapted different step counts
+    if any(t.cost != first.cost for t in traces):
+        cost = np.concatenate([np.full(t.n_chains, t.cost, dtype=np.int64) for t in traces])
     warm = [t.warmup for t in traces]
+    warmup = None
+    if not any(w is None for w in warm):
+        warmup = warm[0] if len(warm) == 1 else GroupedWarmup(tuple(warm))
     return Trace(
         states=states,
         rungs=cat("rungs"),
         n_moves=cat("n_moves"),
         non_finite_rungs=cat("non_finite_rungs"),
-        cost=first.cost,
+        cost=cost,
         max_rung=first.max_rung,
         thin=first.thin,
         final=final,
         interrupted=any(t.interrupted for t in traces),
         wall_time=max(t.wall_time for t in traces),
-        kernel=first.kernel,
-        warmup=None if all(w is None for w in warm) else warm,
+        kernel=grouped_description([t.kernel for t in traces]),
+        warmup=warmup,
     )
 
 

@@ -1,4 +1,4 @@
-"""A minimal progress bar on stderr (no dependency), throttled to a few updates a second."""
+"""Progress bars on stderr, drawn by tqdm (a terminal bar, or a notebook's widget)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,20 @@ import time
 from typing import TextIO
 
 
+def _in_notebook() -> bool:
+    """Whether ``tqdm.auto`` draws widgets (Jupyter), whose output is no terminal."""
+    from tqdm.asyncio import tqdm as console
+    from tqdm.auto import tqdm as auto
+
+    return auto is not console
+
+
 class Progress:
-    """Text progress bar: ``label |#####     | 512/1000 steps  3.1 s  eta 2.9 s``.
+    """Progress of ``total`` units of work: ``label: 45%|████▌     | 450/1000 [...]``.
+
+    On a terminal, a tqdm bar updated in place; in a Jupyter notebook, tqdm's
+    widget. Otherwise (stderr redirected to a file or a pipe) no in-place
+    updates: one line when closed, ``label: 1000/1000 steps in 3.1 s``.
 
     Parameters
     ----------
@@ -17,9 +29,11 @@ class Progress:
     label : str
         Prefix.
     enabled : bool
-        When False, does nothing.
+        When False, prints nothing.
     stream : file
         Where to write (stderr by default).
+    unit : str
+        What is counted (``"step"``: sampling and warm-up steps).
     """
 
     def __init__(
@@ -28,34 +42,43 @@ class Progress:
         label: str = "sampling",
         enabled: bool = True,
         stream: TextIO | None = None,
+        unit: str = "step",
     ) -> None:
-        self.total, self.label, self.enabled = max(int(total), 1), label, enabled
+        self.total, self.label, self.enabled, self.unit = max(int(total), 0), label, enabled, unit
         self.stream = stream if stream is not None else sys.stderr
         self.start = time.perf_counter()
-        self._last = 0.0
         self.done = 0
+        self._closed = False
+        self._bar = None
+        isatty = getattr(self.stream, "isatty", None)
+        if enabled and ((isatty is not None and isatty()) or _in_notebook()):
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(
+                total=self.total,
+                desc=label,
+                unit=unit,
+                file=self.stream,
+                mininterval=0.25,
+                dynamic_ncols=True,
+            )
 
     def update(self, done: int) -> None:
+        """``done`` units of ``total`` are complete (a count, not an increment)."""
+        if self._bar is not None and done > self._bar.n:
+            self._bar.update(done - self._bar.n)
         self.done = done
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self._last < 0.25 and done < self.total:
-            return
-        self._last = now
-        elapsed = now - self.start
-        frac = min(done / self.total, 1.0)
-        eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
-        bar = "#" * int(30 * frac)
-        self.stream.write(
-            f"\r{self.label} |{bar:<30}| {done}/{self.total} steps"
-            f"  {elapsed:.1f} s  eta {eta:.1f} s"
-        )
-        self.stream.flush()
 
     def close(self) -> None:
-        if self.enabled:
-            self._last = 0.0
-            self.update(self.done)
-            self.stream.write("\n")
+        """End the bar (off a terminal: write the one line). Only the first call counts."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._bar is not None:
+            self._bar.close()
+        elif self.enabled:
+            elapsed = time.perf_counter() - self.start
+            units = self.unit if self.total == 1 else f"{self.unit}s"
+            done = f"{self.done}/{self.total} {units}"
+            self.stream.write(f"{self.label}: {done} in {elapsed:.1f} s\n")
             self.stream.flush()

@@ -265,7 +265,8 @@ def sample(
         same step, so for maps with exact arithmetic (``CycleShift``) they give
         the same trace; for floating-point maps they agree to rounding.
     thin : int
-        Keep the draw of every ``thin``-th step (statistics keep every step).
+        Keep the draw of every ``thin``-th step (statistics keep every step);
+        at most ``n_steps``.
     draws_file : path, optional
         Stream the draws to this ``.npy`` file (memory-mapped; must not exist)
         instead of holding them in memory: ``trace.states`` is then a
@@ -277,7 +278,9 @@ def sample(
         records the file instead of copying the draws, and :func:`resume`
         goes on writing it (``docs/sampling.md``).
     progress : bool
-        Show a progress bar on stderr.
+        Show progress on stderr (``ladder_mcmc.progress``): tqdm bars for warm-up
+        and sampling steps on a terminal or in a notebook; elsewhere (stderr
+        redirected) one line per phase when it ends.
     warmup : int
         Warm-up steps before sampling (HMC-family kernels): the step size is
         adapted by dual averaging towards ``target_prob``, the probability of
@@ -285,7 +288,13 @@ def sample(
         ``dense_mass`` — inverse mass matrix from windowed variance estimates,
         as in Stan (``ladder_mcmc.adaptation``). Warm-up draws are dropped;
         ``trace.warmup`` holds the adapted values and the warm-up's gradient
-        evaluations; ``trace.grad_evals`` counts the sampling phase only.
+        evaluations; ``trace.grad_evals`` counts the sampling phase only. With
+        ``executor``, each group of chains adapts its own kernel:
+        ``trace.warmup`` is then a :class:`~ladder_mcmc.adaptation.GroupedWarmup`
+        (``.groups``, one ``WarmupResult`` each; the same attribute names, one
+        entry per group: ``step_size[g]``, ``inverse_mass[g]``; ``grad_evals``
+        per chain) and ``trace.kernel`` the entries the groups' adapted kernels
+        share, with each group's description under ``"groups"``.
     target_prob, adapt_mass, dense_mass, trajectory_length
         See ``warmup`` and :func:`ladder_mcmc.adaptation.warmup` (``trajectory_length``:
         adapt the leapfrog steps per rung to ``round(T / ε)``; ``π/2`` is a good
@@ -320,11 +329,16 @@ def sample(
     Raises
     ------
     ValueError
-        On invalid ``n_steps``, ``thin``, ``schedule``, ``init`` or
+        On invalid ``n_steps``, ``thin`` (also ``thin > n_steps``), ``schedule``, ``init`` or
         ``checkpoint`` (an existing file is never overwritten), before sampling.
     """
     n_steps = positive_int("n_steps", n_steps)
     thin = positive_int("thin", thin)
+    if thin > n_steps:
+        raise ValueError(
+            f"thin={thin} exceeds n_steps={n_steps}: no draw would be kept "
+            "(thin must be at most n_steps)"
+        )
     if schedule not in DRIVERS:
         raise ValueError(f"schedule must be 'ragged' or 'synchronous', got {schedule!r}")
     if not isinstance(kernel, Ladder):
@@ -458,7 +472,7 @@ def _open_draws_files(
             raise ValueError(f"draws file {str(path)!r} of the checkpoint is missing")
         try:
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:
+        except Exception as err:  # a damaged header raises, e.g., tokenize.TokenError
             raise ValueError(
                 f"draws file {str(path)!r} is not a readable .npy file: {err}"
             ) from err

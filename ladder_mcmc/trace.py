@@ -452,8 +452,9 @@ class Trace:
         Map applications per step.
     non_finite_rungs : int array (n_steps, chains)
         Rungs per step whose density was not finite.
-    cost : int
-        Gradient evaluations per map application.
+    cost : int or int array (chains,)
+        Gradient evaluations per map application (per chain if groups of
+        chains run through an executor adapted different leapfrog step counts).
     max_rung : int
         ``K``; ``rung_counts`` has length ``K + 1``.
     thin : int
@@ -466,9 +467,13 @@ class Trace:
         Seconds spent sampling.
     kernel : dict
         Description of the kernel (after warm-up adaptation, the adapted one).
-    warmup : WarmupResult or None
+        Groups of chains run through an executor whose adapted kernels differ:
+        the entries they share, and each group's description under ``"groups"``.
+    warmup : WarmupResult, GroupedWarmup or None
         Adapted step size and mass matrix, and the warm-up's own gradient
-        evaluations (not included in ``grad_evals``), when ``warmup > 0``.
+        evaluations (not included in ``grad_evals``), when ``warmup > 0``;
+        a :class:`~ladder_mcmc.adaptation.GroupedWarmup` (the same attributes,
+        per group) for several groups of chains run through an executor.
     """
 
     states: Any

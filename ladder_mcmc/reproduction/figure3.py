@@ -86,7 +86,7 @@ def run_figure3(
     }
     shapes = {"eps_beta": (len(betas), len(eps)), "eps_m": (len(ms), len(eps))}
     total = sum(len(v) for v in panels.values()) * 2
-    bar = Progress(total, "figure3 cells", enabled=progress)
+    bar = Progress(total, "figure3", enabled=progress, unit="cell")
     done = 0
     out: dict = {}
     wall: dict = {}

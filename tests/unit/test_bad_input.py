@@ -95,6 +95,24 @@ def test_schedule_and_thin():
         sample(kernel, np.zeros((2, 2)), 5, thin=0)
 
 
+@pytest.mark.parametrize("executor", [None, "threads"])
+def test_thin_beyond_n_steps_is_refused_before_any_work(executor):
+    """No draw would be kept (``states=None``): refused, the target never called."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = []
+    target = FunctionTarget(lambda x: calls.append(1) or (x**2).sum(1) / 2, lambda x: x, dim=2)
+    kernel = lahmc(target, 1.0, 2, 0.1)
+    pool = ThreadPoolExecutor(2) if executor else None
+    with pytest.raises(ValueError, match=r"thin=6.*n_steps=5"):
+        sample(kernel, np.zeros((4, 2)), 5, thin=6, warmup=10, executor=pool)
+    assert calls == []
+    trace = sample(kernel, np.zeros((4, 2)), 5, seed=0, thin=5, executor=pool)
+    assert trace.positions.shape == (1, 4, 2)
+    if pool:
+        pool.shutdown()
+
+
 @pytest.mark.parametrize(
     "make, match",
     [

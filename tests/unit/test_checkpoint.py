@@ -7,7 +7,19 @@ import pytest
 from interrupting import interrupting
 from trace_assertions import assert_same_run
 
-from ladder_mcmc import DirectionRefresh, LookAhead, lahmc, resume, sample
+from ladder_mcmc import (
+    DirectionRefresh,
+    Ladder,
+    Leapfrog,
+    LookAhead,
+    LookAheadRule,
+    Metric,
+    MomentumRefresh,
+    checkpoint,
+    lahmc,
+    resume,
+    sample,
+)
 from ladder_mcmc.finite import FiniteLadder
 from ladder_mcmc.targets import IllConditionedGaussian
 
@@ -132,3 +144,56 @@ def test_checkpoint_is_written_atomically(tmp_path, monkeypatch):
         checkpoint.save(path, {"kernel": {}}, {"x": np.zeros(3)})
     assert path.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.npz"]
+
+
+def by_hand(target=TARGET, inverse_mass=None, refresh_inverse_mass=None):
+    """``lahmc(target, 1, 10, .1)`` built part by part: two equal metrics, not one shared."""
+    refresh_inverse_mass = inverse_mass if refresh_inverse_mass is None else refresh_inverse_mass
+    return Ladder(
+        Leapfrog(target, 1.0, 10, Metric(inverse_mass)),
+        LookAheadRule(4),
+        MomentumRefresh(0.1, Metric(refresh_inverse_mass)),
+    )
+
+
+def test_a_kernel_equal_in_value_resumes_whatever_it_shares(tmp_path):
+    """lahmc shares one Metric between map and refresh; by hand there are two equal ones."""
+    shared = lahmc(TARGET, 1.0, 10, 0.1)
+    assert shared.map.metric is shared.refresh.metric
+    assert checkpoint.fingerprint(shared) == checkpoint.fingerprint(by_hand())
+    whole = sample(shared, X0, 20, seed=3, checkpoint_every=10)
+    for first, then in ((shared, by_hand()), (by_hand(), shared)):
+        path = tmp_path / f"{type(first.refresh.metric).__name__}{first is shared}.npz"
+        sample(first, X0, 10, seed=3, checkpoint=path, checkpoint_every=10)
+        assert_same(resume(path, then, 10), whole)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        lambda: by_hand(inverse_mass=np.array([1.0, 2.0 + 1e-12])),
+        lambda: by_hand(inverse_mass=np.array([1.0, 2.0]), refresh_inverse_mass=np.ones(2)),
+        lambda: lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.array([1.0, 2.5])),
+        lambda: by_hand(IllConditionedGaussian(2, log_condition=5.0), np.array([1.0, 2.0])),
+    ],
+    ids=["mass by hand", "refresh mass only", "mass shared", "target"],
+)
+def test_a_kernel_differing_in_a_value_is_refused_whatever_it_shares(tmp_path, other):
+    path = tmp_path / "c.npz"
+    k = lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.array([1.0, 2.0]))
+    sample(k, X0, 10, seed=3, checkpoint=path, checkpoint_every=5)
+    assert other().describe() == k.describe()
+    with pytest.raises(ValueError, match="other parameters"):
+        resume(path, other())
+    assert resume(path, by_hand(inverse_mass=np.array([1.0, 2.0]))).n_steps == 10
+
+
+def test_the_fingerprint_of_a_cycle_ends_and_depends_on_values():
+    def make(scale):
+        def energy(x):  # closes over itself: a cycle
+            return energy.__name__ and scale * x
+
+        return energy
+
+    assert checkpoint.fingerprint(make(1.0)) == checkpoint.fingerprint(make(1.0))
+    assert checkpoint.fingerprint(make(1.0)) != checkpoint.fingerprint(make(2.0))

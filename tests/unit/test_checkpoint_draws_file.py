@@ -269,13 +269,22 @@ def test_grow_npy_rows_keeps_the_data_and_old_maps(tmp_path):
         grow_npy_rows(path, 10)
 
 
-def test_a_checkpoint_before_the_first_kept_draw_resumes_into_the_file(tmp_path):
+def test_a_checkpoint_before_the_first_kept_draw_resumes_into_the_file(tmp_path, monkeypatch):
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
+    save = checkpoint_module.save
+
+    def save_then_stop(*args, **kwargs):  # Ctrl-C right after the checkpoint at step 10
+        save(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint_module, "save", save_then_stop)
     first = sample(
-        kernel(), X0, 10, seed=5, thin=15, draws_file=draws, checkpoint=ckpt, checkpoint_every=10
+        kernel(), X0, 30, seed=5, thin=15, draws_file=draws, checkpoint=ckpt, checkpoint_every=10
     )
+    monkeypatch.setattr(checkpoint_module, "save", save)
+    assert first.interrupted and first.n_steps == 10
     assert first.states is None and not draws.exists()  # no draw kept yet, no file
-    rest = resume(ckpt, kernel(), 20)
+    rest = resume(ckpt, kernel())
     whole = sample(kernel(), X0, 30, seed=5, thin=15, checkpoint_every=10)
     assert_same(rest, whole)
     np.testing.assert_array_equal(np.load(draws), whole.positions)

@@ -86,3 +86,57 @@ def test_python_dash_m_help():
     ).stdout
     for flag in ("--quick", "--full", "--chains", "--steps", "--seed", "--json", "--quiet"):
         assert flag in out
+
+
+BAD_VALUES = [
+    (["table1", "--seed", "-1"], "--seed", "-1"),
+    (["table1", "--seed", "1.5"], "--seed", "1.5"),
+    (["table1", "--chains", "abc"], "--chains", "abc"),
+    (["figure2", "--chains", "0"], "--chains", "0"),
+    (["table1", "--steps", "1"], "--steps", "1"),
+    (["figure2", "--steps", "1"], "--steps", "1"),
+    (["paper", "--steps", "1"], "--steps", "1"),
+    (["figure3", "--steps", "0"], "--steps", "0"),
+    (["figure3", "--steps", "x"], "--steps", "x"),
+    (["figure3", "--grid", "1"], "--grid", "1"),
+    (["paper", "--grid", "-2"], "--grid", "-2"),
+]
+
+
+@pytest.mark.parametrize("argv, option, value", BAD_VALUES)
+def test_every_numeric_option_is_range_checked(argv, option, value, tmp_path, capsys):
+    """A one-line usage error naming the option and the value, before anything is written."""
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as info:
+        cli.main([*argv, "--out", str(out)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage:" in err and "Traceback" not in err
+    message = err.strip().splitlines()[-1]
+    assert f"argument {option}:" in message and repr(value) in message
+    assert "must be an integer >=" in message  # not "invalid _positive value"
+    assert not out.exists()
+
+
+def test_file_options_name_a_usable_file_or_folder(tmp_path, capsys):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me")
+    for argv, message in [
+        (["--out", str(a_file)], f"argument --out: {str(a_file)!r} is an existing file"),
+        (["--out", str(a_file / "sub")], f"{str(a_file)!r} is a file, not a folder"),
+        (["--json", str(tmp_path)], f"argument --json: {str(tmp_path)!r} is a folder"),
+        (["--json", str(a_file / "x.json")], f"{str(a_file)!r} is a file, not a folder"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            cli.main(["table1", *TINY, *argv])
+        assert info.value.code == 2
+        assert message in capsys.readouterr().err.strip().splitlines()[-1]
+    assert a_file.read_text() == "keep me"
+
+
+def test_the_smallest_values_are_accepted():
+    parse = cli.build_parser().parse_args
+    args = parse(["table1", "--steps", "2", "--chains", "1", "--seed", "0"])
+    assert (args.steps, args.chains, args.seed) == (2, 1, 0)
+    args = parse(["figure3", "--steps", "1", "--grid", "2", "--seed", str(2**70)])
+    assert (args.steps, args.grid, args.seed) == (1, 2, 2**70)

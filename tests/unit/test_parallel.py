@@ -60,3 +60,42 @@ def test_dask_local_cluster():
     with ThreadPoolExecutor(2) as ex:
         b = sample(KERNEL, X0, 30, seed=5, executor=ex, n_groups=2)
     np.testing.assert_array_equal(a.positions, b.positions)
+
+
+def test_warmup_in_groups_is_one_grouped_warmup():
+    """Each group adapts its own kernel; the trace says so, per group, and summary works."""
+    from ladder_mcmc.adaptation import GroupedWarmup, WarmupResult
+    from ladder_mcmc.summary import summary
+
+    kernel = lahmc(TARGET, 0.5, 10, 0.1)
+    options = dict(warmup=40, trajectory_length=5.0)  # the groups' leapfrog counts differ
+    with ThreadPoolExecutor(2) as ex:
+        trace = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=2, **options)
+        one = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=1, **options)
+    children = np.random.SeedSequence(5).spawn(2)
+    alone = [
+        sample(kernel, x, 30, seed=c, **options)
+        for x, c in zip(split_chains(X0, 2), children, strict=True)
+    ]
+    assert isinstance(one.warmup, WarmupResult) and "groups" not in one.kernel
+    warm = trace.warmup
+    assert isinstance(warm, GroupedWarmup)
+    assert [g.step_size for g in warm.groups] == [a.warmup.step_size for a in alone]
+    np.testing.assert_array_equal(warm.step_size, [a.warmup.step_size for a in alone])
+    np.testing.assert_array_equal(warm.n_leapfrog, [a.warmup.n_leapfrog for a in alone])
+    assert warm.n_leapfrog[0] != warm.n_leapfrog[1]
+    assert warm.inverse_mass.shape == (2, 2)
+    np.testing.assert_array_equal(warm.first_stage_prob, [a.warmup.first_stage_prob for a in alone])
+    assert warm.n_steps == 40
+    np.testing.assert_array_equal(
+        warm.grad_evals, np.concatenate([a.warmup.grad_evals for a in alone])
+    )
+    np.testing.assert_array_equal(warm.group_of_chain, [0] * 5 + [1] * 5)
+    # the kernel: what the groups share, and each group's adapted description
+    assert trace.kernel["groups"] == [a.kernel for a in alone]
+    assert trace.kernel["map"] == "Leapfrog" and "step_size" not in trace.kernel
+    # gradients counted with each group's own leapfrog count
+    np.testing.assert_array_equal(trace.grad_evals, np.concatenate([a.grad_evals for a in alone]))
+    s = summary(trace)
+    assert s.warmup_grad_evals == np.mean(warm.grad_evals)
+    assert s.grad_evals == np.mean(trace.grad_evals)
