@@ -72,10 +72,11 @@ def test_warmup_in_groups_is_one_grouped_warmup():
     with ThreadPoolExecutor(2) as ex:
         trace = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=2, **options)
         one = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=1, **options)
-    children = np.random.SeedSequence(5).spawn(2)
+    # each group alone: its chains' streams, keyed by their index in the whole run
+    groups = [np.arange(0, 5), np.arange(5, 10)]
     alone = [
-        sample(kernel, x, 30, seed=c, **options)
-        for x, c in zip(split_chains(X0, 2), children, strict=True)
+        sample(kernel, x, 30, seed=ChainStreams(np.random.SeedSequence(5), ids), **options)
+        for x, ids in zip(split_chains(X0, 2), groups, strict=True)
     ]
     assert isinstance(one.warmup, WarmupResult) and "groups" not in one.kernel
     warm = trace.warmup
