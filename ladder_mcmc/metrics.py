@@ -75,7 +75,9 @@ class Metric:
             return v
         if m.ndim == 1:
             return v * m
-        return v @ m
+        # row by row (M⁻¹ is symmetric): a matrix product would round a chain's row
+        # differently in batches of other sizes, and the draws must not depend on them
+        return np.einsum("ij,kj->ik", v, m)
 
     def kinetic(self, v: np.ndarray) -> np.ndarray:
         """``½ vᵀ M⁻¹ v`` per chain, shape (chains,)."""
@@ -88,7 +90,7 @@ class Metric:
             return z
         if self._sqrt_mass is not None:
             return z * self._sqrt_mass
-        return z @ self._chol_mass.T
+        return np.einsum("ij,kj->ik", z, self._chol_mass)  # z @ L.T, row by row
 
     def describe(self) -> dict:
         m = self.inverse_mass

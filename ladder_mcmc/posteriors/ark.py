@@ -76,7 +76,9 @@ class ArK(Posterior):
         k = self.k
         alpha, beta, log_sigma = x[:, 0], x[:, 1 : k + 1], x[:, k + 1]
         n = self.response.shape[0]
-        resid = self.response - alpha[:, None] - beta @ self.lags.T  # (chains, n)
+        resid = (
+            self.response - alpha[:, None] - np.einsum("ij,kj->ik", beta, self.lags)
+        )  # (chains, n)
         prec = np.exp(-2.0 * log_sigma)
         ss = np.einsum("ij,ij->i", resid, resid)
         q = np.exp(2.0 * log_sigma) / 2.5**2
@@ -89,7 +91,7 @@ class ArK(Posterior):
         )
         g = np.empty_like(x)
         g[:, 0] = alpha / 100.0 - prec * resid.sum(axis=1)
-        g[:, 1 : k + 1] = beta / 100.0 - prec[:, None] * (resid @ self.lags)
+        g[:, 1 : k + 1] = beta / 100.0 - prec[:, None] * (np.einsum("ij,jk->ik", resid, self.lags))
         g[:, k + 1] = 2.0 * q / (1.0 + q) + (n - 1) - ss * prec
         return e, g
 

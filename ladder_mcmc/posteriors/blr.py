@@ -68,7 +68,7 @@ class Blr(Posterior):
         d = self.design.shape[1]
         beta, log_sigma = x[:, :d], x[:, d]
         n = self.y.shape[0]
-        resid = self.y - beta @ self.design.T  # (chains, N)
+        resid = self.y - np.einsum("ij,kj->ik", beta, self.design)  # (chains, N)
         prec = np.exp(-2.0 * log_sigma)
         sigma2 = np.exp(2.0 * log_sigma)
         ss = np.einsum("ij,ij->i", resid, resid)
@@ -79,7 +79,7 @@ class Blr(Posterior):
             + 0.5 * ss * prec
         )
         g = np.empty_like(x)
-        g[:, :d] = beta / 100.0 - prec[:, None] * (resid @ self.design)
+        g[:, :d] = beta / 100.0 - prec[:, None] * (np.einsum("ij,jk->ik", resid, self.design))
         g[:, d] = sigma2 / 100.0 + (n - 1) - ss * prec
         return e, g
 

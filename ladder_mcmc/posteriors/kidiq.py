@@ -64,7 +64,7 @@ class KidscoreMomiq(Posterior):
         e = np.log1p(q) + (n - 1) * log_sigma + 0.5 * ss * prec
         g = np.empty_like(x)
         g[:, 0] = -prec * resid.sum(axis=1)
-        g[:, 1] = -prec * (resid @ self.mom_iq)
+        g[:, 1] = -prec * np.einsum("ij,j->i", resid, self.mom_iq)
         g[:, 2] = 2.0 * q / (1.0 + q) + (n - 1) - ss * prec
         return e, g
 

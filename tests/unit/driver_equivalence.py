@@ -18,7 +18,10 @@ or another one. :func:`driver_equivalence_property` then checks that
   or none; ``check_selection``);
 * the specialised driver, with its numpy and (if numba is installed) its compiled
   bookkeeping, gives the generic ragged driver's trace bit for bit on every kernel it
-  accepts: draws, rungs, map applications, non-finite counts, final kernel state.
+  accepts: draws, rungs, map applications, non-finite counts, final kernel state;
+* every chain draws from its own random streams: the generic driver gives the same
+  trace when the chains are brought together every third step (``checkpoint_every``),
+  and, on the exact map ``CycleShift``, on the synchronous schedule.
 
 ``tests/unit/test_driver_equivalence.py`` runs it; ``tests/mutation/test_mutants.py``
 runs it on mutants of the driver selection and asserts that it fails.
@@ -216,17 +219,19 @@ def _never(kernel) -> bool:
     return False
 
 
-def run(kernel, init, seed: int, driver: str, n_steps: int = N_STEPS):
-    """``sample`` on the generic ragged driver (``"generic"``) or on the specialised one's
-    ``"numpy"`` or ``"numba"`` bookkeeping, when it accepts the kernel."""
+def run(kernel, init, seed: int, driver: str, n_steps: int = N_STEPS, **options):
+    """``sample`` on the generic ragged driver (``"generic"``), on the specialised one's
+    ``"numpy"`` or ``"numba"`` bookkeeping when it accepts the kernel, or on the
+    ``"synchronous"`` schedule."""
     module = ragged.ragged_leapfrog  # read here: a mutation test may replace it
     saved = module.applies_to, module.COMPILED
     try:
-        if driver == "generic":
+        if driver in ("generic", "synchronous"):
             module.applies_to = _never
         else:
             module.COMPILED = driver == "numba"
-        return sample(kernel, init, n_steps, seed=seed)
+        schedule = "synchronous" if driver == "synchronous" else "ragged"
+        return sample(kernel, init, n_steps, seed=seed, schedule=schedule, **options)
     finally:
         module.applies_to, module.COMPILED = saved
 
@@ -249,7 +254,9 @@ def assert_same_trace(a, b) -> None:
         np.testing.assert_array_equal(a.final.carry, b.final.carry)
 
 
-def check_case(case: Case, seed: int, check_selection: bool = True) -> None:
+def check_case(
+    case: Case, seed: int, check_selection: bool = True, check_streams: bool = True
+) -> None:
     """The property on one composed kernel (see the module docstring)."""
     if case.refused:
         try:
@@ -262,9 +269,16 @@ def check_case(case: Case, seed: int, check_selection: bool = True) -> None:
     accepted = ragged.ragged_leapfrog.applies_to(kernel)
     if check_selection:
         assert accepted == case.fast, f"applies_to is {accepted} for {case}"
-    if not accepted:
-        return  # sample() runs the generic driver: nothing to compare
     generic = run(kernel, case.init, seed, "generic")
+    if check_streams:
+        # each chain's own random streams: bringing the chains together at every
+        # third step (what checkpoints do) changes nothing, and with exact (integer)
+        # arithmetic neither does the synchronous schedule
+        assert_same_trace(run(kernel, case.init, seed, "generic", checkpoint_every=3), generic)
+        if isinstance(case.map, CycleShift):
+            assert_same_trace(run(kernel, case.init, seed, "synchronous"), generic)
+    if not accepted:
+        return  # sample() runs the generic driver: nothing more to compare
     for driver in ("numpy", "numba") if HAVE_NUMBA else ("numpy",):
         try:
             trace = run(kernel, case.init, seed, driver)
@@ -273,12 +287,14 @@ def check_case(case: Case, seed: int, check_selection: bool = True) -> None:
         assert_same_trace(trace, generic)
 
 
-def driver_equivalence_property(max_examples: int = 200, check_selection: bool = True, **kw):
+def driver_equivalence_property(
+    max_examples: int = 200, check_selection: bool = True, check_streams: bool = True, **kw
+):
     """The Hypothesis test: :func:`check_case` on composed kernels and seeds."""
 
     @settings(max_examples=max_examples, **{**SETTINGS, **kw})
     @given(case=cases(), seed=st.integers(0, 2**16))
     def prop(case, seed):
-        check_case(case, seed, check_selection)
+        check_case(case, seed, check_selection, check_streams)
 
     return prop
