@@ -24,7 +24,7 @@ import numpy as np
 from ladder_mcmc import batch
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
+from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
 
 
 @attrs.frozen(eq=False)
@@ -119,7 +119,8 @@ def base_for(positions: tuple[int, ...], stage: int) -> tuple[bool, int]:
 
 
 def check_rule(rule: Rule) -> None:
-    """Validate a rule's static plan (each rung one map application away)."""
+    """Validate a rule's static plan (each rung one map application away; a rung code is a
+    position the rule computes at that stage, and a fall-through rung is ``positions[-1]``)."""
     pos = tuple(rule.positions)
     if len(pos) < 1 or len(rule.outcomes) != len(pos):
         raise ValueError(
@@ -139,6 +140,12 @@ def check_rule(rule: Rule) -> None:
                 f"rule {type(rule).__name__}: stage {s} accepts rung {code} but computes "
                 f"position {pos[s]}"
             )
+    fall = rule.fallthrough
+    if fall < STAY or (fall > 0 and fall != pos[-1]):
+        raise ValueError(
+            f"rule {type(rule).__name__}: fallthrough {fall} must be FLIP (0), STAY (-1) or "
+            f"the rung its last stage computes, positions[-1] = {pos[-1]}"
+        )
 
 
 @attrs.frozen(eq=False)
@@ -278,6 +285,13 @@ class Ladder:
                 pending = pending[~stop]
                 if pending.size and s + 1 < len(positions):
                     current = batch.take(rung, ~stop)
+            if pending.size and rule.fallthrough > 0:
+                # no stage stopped these chains: they move to the fall-through rung,
+                # the one the last stage computed (check_rule)
+                rest = ~stop
+                new_state = batch.put(new_state, pending, batch.take(rung, rest))
+                new_lp[pending] = lp[rest]
+                ratio_taken[pending] = ratio[rest]
         direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
         carry = rule.next_carry(ks.carry, u, code, ratio_taken)
         state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)
