@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc import batch, checkpoint
-from ladder_mcmc.adaptation import WarmupResult, with_hmc_parameters
+from ladder_mcmc.adaptation import WarmupResult, check_mass_adaptation, with_hmc_parameters
 from ladder_mcmc.adaptation import warmup as run_warmup
 from ladder_mcmc.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.ladder import Ladder, LadderState
@@ -320,6 +320,7 @@ def sample(
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     if warmup != 0:
         positive_int("warmup", warmup)
+        check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
     if draws_file is not None:
         draws_file = _check_draws_file(draws_file, executor)
     if executor is not None:
