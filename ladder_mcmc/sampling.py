@@ -382,7 +382,7 @@ def sample(
         except KeyboardInterrupt:  # warm-up draws are dropped anyway: no step kept
             warmup_interrupted = True
     allocate = None if draws_file is None else memmap_allocator(draws_file)
-    recorder = Recorder(n_steps, len(ks.direction), thin, allocate)
+    recorder = Recorder(n_steps, len(ks.direction), thin, allocate, max_rung=kernel.max_rung)
     run = _Run(
         kernel,
         user_kernel,
@@ -651,7 +651,7 @@ def resume(
         new_file = _check_draws_file(draws_file, None, n_leaves).resolve()
         if new_file == path.resolve():
             raise ValueError(f"draws_file and checkpoint are the same file {str(path)!r}")
-    recorder = Recorder(total, n_chains, int(meta["thin"]))
+    recorder = Recorder(total, n_chains, int(meta["thin"]), max_rung=kernel.max_rung)
     recorder.rungs[:done] = trees["rungs"]
     recorder.n_moves[:done] = trees["n_moves"]
     recorder.non_finite[:done] = trees["non_finite"]
