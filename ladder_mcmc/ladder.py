@@ -25,6 +25,7 @@ from ladder_mcmc import batch
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.refresh import Refresh
 from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
+from ladder_mcmc.validation import json_safe
 
 
 @attrs.frozen(eq=False)
@@ -159,7 +160,15 @@ class Ladder:
     rule : Rule
         The transition rule on the ladder (e.g. :class:`~ladder_mcmc.rules.LookAheadRule`).
     refresh : Refresh, optional
-        Applied after every ladder step.
+        Applied after every ladder step: an instance (e.g. ``MomentumRefresh(0.1)``),
+        or None for no refresh.
+
+    Raises
+    ------
+    ValueError
+        If ``map``, ``rule`` or ``refresh`` is of the wrong kind (a refresh class or a
+        plain function instead of a ``Refresh`` instance), or the rule's plan breaks
+        the contract of :class:`~ladder_mcmc.rules.Rule` (:func:`check_rule`).
 
     Examples
     --------
@@ -185,8 +194,18 @@ class Ladder:
             raise ValueError(f"map must be a ReversibleMap, got {type(self.map).__name__}")
         if not isinstance(self.rule, Rule):
             raise ValueError(f"rule must be a Rule, got {type(self.rule).__name__}")
-        if self.refresh is not None and not callable(self.refresh):
-            raise ValueError(f"refresh must be a Refresh or None, got {self.refresh!r}")
+        refresh = self.refresh
+        if isinstance(refresh, type) and issubclass(refresh, Refresh):
+            raise ValueError(
+                f"refresh must be a Refresh instance, e.g. MomentumRefresh(0.1), or None; "
+                f"got the class {refresh.__name__} (call it with its parameters)"
+            )
+        if refresh is not None and not isinstance(refresh, Refresh):
+            what = getattr(refresh, "__qualname__", None) or type(refresh).__name__
+            raise ValueError(
+                f"refresh must be a Refresh instance (a subclass of ladder_mcmc.Refresh) or "
+                f"None, got {what}: {refresh!r}"
+            )
         check_rule(self.rule)
 
     @property
@@ -310,13 +329,15 @@ class Ladder:
         return state, np.asarray(direction, dtype=np.int8), log_p
 
     def describe(self) -> dict:
-        """JSON-able description (used to refuse foreign checkpoints)."""
-        return {
-            "kernel": "Ladder",
-            **self.map.describe(),
-            **self.rule.describe(),
-            "refresh": None if self.refresh is None else self.refresh.describe(),
-        }
+        """JSON-able description (used to refuse foreign checkpoints); numpy numbers as Python's."""
+        return json_safe(
+            {
+                "kernel": "Ladder",
+                **self.map.describe(),
+                **self.rule.describe(),
+                "refresh": None if self.refresh is None else self.refresh.describe(),
+            }
+        )
 
 
 def LookAhead(  # noqa: N802 - a constructor, named like the class it builds

@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.validation import attrs_converter, positive_int
 
 FLIP = 0
 """Outcome code of the flip ``(ζ, d) → (ζ, -d)``."""
@@ -135,10 +135,7 @@ class LookAheadRule(Rule):
         ``K``, the largest number of map applications tried before flipping.
     """
 
-    max_rungs: int = attrs.field(default=4)
-
-    def __attrs_post_init__(self) -> None:
-        positive_int("max_rungs", self.max_rungs)
+    max_rungs: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_rungs"))
 
     @property
     def positions(self) -> tuple[int, ...]:  # type: ignore[override]

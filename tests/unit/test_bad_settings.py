@@ -7,13 +7,27 @@ everywhere a Python number does.
 
 from __future__ import annotations
 
+import json
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from ladder_mcmc import (
+    CycleShift,
+    DirectionRefresh,
+    HarmonicFlow,
     Ladder,
+    Leapfrog,
+    LiftResampleRefresh,
+    LookAhead,
     LookAheadRule,
     Metric,
+    MomentumRefresh,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
+    StepSizeJitter,
+    hmc,
     lahmc,
     lifted_lahmc,
     resume,
@@ -68,6 +82,39 @@ def test_dense_warmup_estimate_is_exactly_symmetric():
     assert trace.warmup.inverse_mass.shape == (2, 2)
 
 
+# ------------------------------------------------------------------ refreshes without randomness
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: MomentumRefresh(0), r"beta.*0.*omit the refresh"),
+        (lambda: MomentumRefresh(0.0), r"beta.*0\.0.*omit the refresh"),
+        (lambda: MomentumRefresh(np.float32(0)), r"beta.*0.*omit the refresh"),
+        (lambda: lahmc(TARGET, 0.5, 3, 0.0), r"beta.*0\.0.*omit the refresh"),
+        (lambda: hmc(TARGET, 0.5, 3, 0), r"beta.*0.*omit the refresh"),
+        (lambda: MomentumRefresh.from_alpha(0.0, 0.5, 4), r"alpha.*0\.0"),
+        (
+            lambda: NormalizedMomentumRefresh(0.0, PowerKinetic(1.5, np.ones(2))),
+            r"beta.*0\.0.*omit the refresh",
+        ),
+        (lambda: DirectionRefresh(0), r"prob.*0.*omit the refresh"),
+        (lambda: DirectionRefresh(Fraction(0)), r"prob.*0.*omit the refresh"),
+        (lambda: LiftResampleRefresh(0.0), r"prob.*0\.0.*omit the refresh"),
+        (lambda: StepSizeJitter(0.0), r"jitter.*0\.0.*omit"),
+    ],
+)
+def test_a_refresh_without_randomness_is_refused(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_refresh_parameters_in_range_still_work():
+    assert DirectionRefresh(Fraction(1, 3)).prob == Fraction(1, 3)
+    assert MomentumRefresh(1).beta == 1
+    assert MomentumRefresh.from_alpha(1.0, 0.5, 4).beta == 1.0
+    assert MomentumRefresh.from_alpha(1e-6, 0.5, 4).beta > 0
+    lahmc(TARGET, 0.5, 3, 0.5, jitter=0)  # no jitter: no StepSizeJitter
+
+
 # ------------------------------------------------------------------ rung codes
 def test_recorder_dtype_follows_the_largest_rung():
     assert Recorder(2, 2).rungs.dtype == np.int8
@@ -108,6 +155,82 @@ def test_rung_150_survives_a_checkpoint_and_resume(tmp_path):
     assert resumed.rungs.max() <= 150 and resumed.rungs.min() >= 0
 
 
+# ------------------------------------------------------------------ refresh must be an instance
+def test_refresh_class_is_refused_naming_an_instance():
+    with pytest.raises(ValueError, match=r"refresh.*instance.*MomentumRefresh\(0\.1\).*class"):
+        Ladder(Leapfrog(TARGET, 0.5, 3), LookAheadRule(2), MomentumRefresh)
+
+
+def test_refresh_function_is_refused():
+    def my_refresh(state, direction, rng):
+        return state, direction
+
+    with pytest.raises(ValueError, match=r"refresh must be a Refresh instance.*my_refresh"):
+        Ladder(Leapfrog(TARGET, 0.5, 3), LookAheadRule(2), my_refresh)
+
+
+# ------------------------------------------------------------------ numpy numbers as settings
+INTS = [np.int64, np.int32]
+FLOATS = [np.float32, np.float64]
+
+
+def _json_safe(description: dict) -> None:
+    assert json.loads(json.dumps(description)) == description
+
+
+@pytest.mark.parametrize("int_type", INTS)
+@pytest.mark.parametrize("float_type", FLOATS)
+def test_numpy_numbers_as_settings(int_type, float_type):
+    i, f = int_type, float_type
+    kernels = [
+        lahmc(TARGET, f(0.5), i(3), f(0.5), look_ahead=i(2), jitter=f(0.25)),
+        lahmc(TARGET, f(0.5), i(3), f(0.5), inverse_mass=np.ones(2, dtype=f)),
+        hmc(TARGET, f(0.5), i(3), f(1.0), jitter=f(0.25)),
+        lifted_lahmc(TARGET, f(0.5), i(3), delta=f(0.25), look_ahead=i(2), a=f(1.5)),
+        LookAhead(Leapfrog(TARGET, f(0.5), i(3)), max_rungs=i(2), refresh=MomentumRefresh(f(0.5))),
+        LookAhead(CycleShift(i(5)), max_rungs=i(2), refresh=DirectionRefresh(f(0.5))),
+        Ladder(
+            HarmonicFlow(TARGET, f(1.0), f(0.5)),
+            LookAheadRule(i(2)),
+            MomentumRefresh.from_alpha(f(0.5), f(0.5), i(4)),
+        ),
+    ]
+    for kernel in kernels:
+        _json_safe(kernel.describe())
+        init = np.zeros(4, dtype=np.int64) if isinstance(kernel.map, CycleShift) else X0
+        trace = sample(kernel, init, i(6), seed=i(1), thin=i(2))
+        assert trace.rungs.shape == (6, 4)
+        _json_safe(trace.kernel)
+
+
+@pytest.mark.parametrize("int_type", INTS)
+def test_numpy_integers_for_float_settings(int_type):
+    i = int_type
+    for kernel in [
+        lahmc(TARGET, i(1), i(2), i(1)),
+        lifted_lahmc(TARGET, i(1), i(2), delta=i(1), a=i(2)),
+        LookAhead(CycleShift(5), 1, DirectionRefresh(i(1))),
+    ]:
+        _json_safe(kernel.describe())
+
+
+def test_numpy_numbers_for_sample_settings():
+    kernel = lahmc(TARGET, 0.5, 3, 0.5)
+    trace = sample(
+        kernel,
+        X0,
+        np.int64(8),
+        seed=np.int64(0),
+        thin=np.int32(2),
+        warmup=np.int64(30),
+        target_prob=np.float32(0.8),
+        trajectory_length=np.float32(1.5),
+        checkpoint_every=np.int64(4),
+    )
+    assert trace.rungs.shape == (8, 4)
+    _json_safe(trace.kernel)
+
+
 # ------------------------------------------------------------------ dense mass, diagonal family
 def test_dense_mass_with_a_diagonal_only_kinetic_energy_is_refused_before_any_work():
     calls = []
@@ -123,3 +246,18 @@ def test_dense_mass_with_a_diagonal_only_kinetic_energy_is_refused_before_any_wo
         sample(kernel, X0, 10, seed=0, warmup=300, dense_mass=True)
     assert calls == []
     sample(kernel, X0, 2, seed=0, warmup=20, dense_mass=True, adapt_mass=False)  # no mass: fine
+
+
+# ------------------------------------------------------------------ harmonic flow init
+def test_harmonic_flow_init_errors_name_the_chains():
+    flow = HarmonicFlow(TARGET, 1.0, 0.5)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"init must be finite; chains \[1, 3\] are not"):
+        flow.prepare(np.array([[0.0, 0.0], [np.nan, 0.0], [1.0, 1.0], [0.0, np.inf]]), rng)
+    cliff = FunctionTarget(
+        lambda x: np.where(x[:, 0] > 0, np.inf, 0.0), lambda x: np.zeros_like(x), dim=2
+    )
+    with pytest.raises(ValueError, match=r"energy is not finite .*chains \[0, 2\]"):
+        HarmonicFlow(cliff, 1.0, 0.5).prepare(np.array([[1.0, 0], [-1, 0], [2, 0]]), rng)
+    with pytest.raises(ValueError, match=r"shape \(chains, dim\).*\(3,\)"):
+        flow.prepare(np.zeros(3), rng)
