@@ -186,7 +186,9 @@ def test_numpy_numbers_as_settings(int_type, float_type):
         lahmc(TARGET, f(0.5), i(3), f(0.5), look_ahead=i(2), jitter=f(0.25)),
         lahmc(TARGET, f(0.5), i(3), f(0.5), inverse_mass=np.ones(2, dtype=f)),
         hmc(TARGET, f(0.5), i(3), f(1.0), jitter=f(0.25)),
+        hmc(TARGET, f(0.5), i(3), f(0.5), inverse_mass=np.array([[2, 1], [1, 2]], dtype=f)),
         lifted_lahmc(TARGET, f(0.5), i(3), delta=f(0.25), look_ahead=i(2), a=f(1.5)),
+        lifted_lahmc(TARGET, f(0.5), i(3), inverse_mass=np.ones(2, dtype=f)),
         LookAhead(Leapfrog(TARGET, f(0.5), i(3)), max_rungs=i(2), refresh=MomentumRefresh(f(0.5))),
         LookAhead(CycleShift(i(5)), max_rungs=i(2), refresh=DirectionRefresh(f(0.5))),
         Ladder(
