@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc import batch, checkpoint
-from ladder_mcmc.adaptation import WarmupResult, with_hmc_parameters
+from ladder_mcmc.adaptation import WarmupResult, check_mass_adaptation, with_hmc_parameters
 from ladder_mcmc.adaptation import warmup as run_warmup
 from ladder_mcmc.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.ladder import Ladder, LadderState
@@ -334,6 +334,7 @@ def sample(
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     if warmup != 0:
         positive_int("warmup", warmup)
+        check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
     if draws_file is not None:
         draws_file = _check_draws_file(draws_file, executor)
     if executor is not None:
@@ -395,7 +396,7 @@ def sample(
         except KeyboardInterrupt:  # warm-up draws are dropped anyway: no step kept
             warmup_interrupted = True
     allocate = None if draws_file is None else memmap_allocator(draws_file)
-    recorder = Recorder(n_steps, len(ks.direction), thin, allocate)
+    recorder = Recorder(n_steps, len(ks.direction), thin, allocate, max_rung=kernel.max_rung)
     run = _Run(
         kernel,
         user_kernel,
@@ -664,7 +665,7 @@ def resume(
         new_file = _check_draws_file(draws_file, None, n_leaves).resolve()
         if new_file == path.resolve():
             raise ValueError(f"draws_file and checkpoint are the same file {str(path)!r}")
-    recorder = Recorder(total, n_chains, int(meta["thin"]))
+    recorder = Recorder(total, n_chains, int(meta["thin"]), max_rung=kernel.max_rung)
     recorder.rungs[:done] = trees["rungs"]
     recorder.n_moves[:done] = trees["n_moves"]
     recorder.non_finite[:done] = trees["non_finite"]

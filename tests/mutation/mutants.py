@@ -15,9 +15,11 @@ import types
 
 import attrs
 import numpy as np
+from exact_properties import FallThroughMetropolisRule  # tests/exact, on the path of the users
 
-from ladder_mcmc import ragged_leapfrog
+from ladder_mcmc import batch, ragged_leapfrog
 from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.ladder import Ladder
 from ladder_mcmc.refresh import MomentumRefresh
 from ladder_mcmc.rules import STAY, LookAheadRule
 
@@ -53,6 +55,29 @@ class NoFlipRule(LookAheadRule):
     """When no rung is accepted the chain stays with its direction instead of flipping."""
 
     fallthrough = STAY
+
+
+@attrs.frozen
+class StopIsAcceptRule(FallThroughMetropolisRule):
+    """HMC as a fall-through rule with the stop probability ``min(1, r)`` (the acceptance
+    probability) instead of ``1 − min(1, r)``: flips when it should move."""
+
+    def update(self, memory, stage, ratio):
+        return memory, np.minimum(1, ratio)
+
+
+class StaleFallThroughLadder(Ladder):
+    """The synchronous step recording the fall-through rung but leaving the chain where it was
+    (what ``Ladder.step`` did for ``fallthrough > 0`` before the rule contract fixed it)."""
+
+    def step(self, ks, rng):
+        new, info = super().step(ks, rng)
+        stale = info.rung == self.rule.fallthrough
+        if self.rule.fallthrough <= 0 or not stale.any():
+            return new, info
+        state = batch.where(stale, ks.state, new.state)
+        log_p = np.where(stale, ks.log_density, new.log_density)
+        return type(new)(state, new.direction, log_p, new.carry), info
 
 
 @attrs.frozen(eq=False)

@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import driver_equivalence  # noqa: E402
 from driver_equivalence import driver_equivalence_property  # noqa: E402
 from exact_properties import (  # noqa: E402
+    FallThroughMetropolisRule,
     closed_form_property,
+    fallthrough_property,
     lookahead_exact_property,
 )
 from mutants import (  # noqa: E402
@@ -36,6 +38,8 @@ from mutants import (  # noqa: E402
     NoKineticLeapfrog,
     NoReverseTermRule,
     OffByOneRule,
+    StaleFallThroughLadder,
+    StopIsAcceptRule,
     selection_mutant,
 )
 
@@ -111,6 +115,12 @@ def test_stochastic_catches_a_rule_breaking_its_contract():
         assert_stochastic(Decreasing(2), WITNESS)
 
 
+def test_fallthrough_property_catches_stop_is_accept():
+    fallthrough_property(max_examples=50, **MUTANT_SETTINGS)()  # control
+    with pytest.raises(AssertionError):
+        fallthrough_property(StopIsAcceptRule, max_examples=300, **MUTANT_SETTINGS)()
+
+
 # ------------------------------------------------------------------ sampled vs exact
 @pytest.mark.parametrize("schedule", ["synchronous", "ragged"])
 def test_sampled_frequencies_catch_the_missing_flip(schedule):
@@ -136,6 +146,19 @@ def test_sampled_frequencies_catch_a_driver_without_the_flip():
     with pytest.raises(AssertionError, match="chains went|binomial p-value"):
         assert_transition_frequencies(
             broken, reference=correct, n_per_state=500, schedule="synchronous"
+        )
+
+
+def test_sampled_frequencies_catch_a_driver_that_leaves_fall_through_chains():
+    rule = FallThroughMetropolisRule()
+    correct = Ladder(WITNESS, rule)
+    assert_transition_frequencies(correct, n_per_state=500, schedule="synchronous")  # control
+    with pytest.raises(AssertionError, match="chains went|binomial p-value"):
+        assert_transition_frequencies(
+            StaleFallThroughLadder(WITNESS, rule),
+            reference=correct,
+            n_per_state=500,
+            schedule="synchronous",
         )
 
 
