@@ -19,7 +19,12 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "exact"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 
+from check_properties import (  # noqa: E402
+    assert_rhat_flags_different_scales,
+    assert_wrong_gradients_refused,
+)
 from exact_properties import (  # noqa: E402
     closed_form_property,
     lookahead_exact_property,
@@ -31,9 +36,20 @@ from mutants import (  # noqa: E402
     NoKineticLeapfrog,
     NoReverseTermRule,
     OffByOneRule,
+    sign_blind_gradient_error,
+    unfolded_rank_rhat,
 )
 
-from ladder_mcmc import DirectionRefresh, Ladder, Leapfrog, LookAhead, MomentumRefresh  # noqa: E402
+import ladder_mcmc.checks  # noqa: E402
+from ladder_mcmc import (  # noqa: E402
+    DirectionRefresh,
+    Ladder,
+    Leapfrog,
+    LookAhead,
+    MomentumRefresh,
+    check_gradient,
+)
+from ladder_mcmc.diagnostics import rank_rhat  # noqa: E402
 from ladder_mcmc.finite import FiniteLadder  # noqa: E402
 from ladder_mcmc.rules import FLIP, LookAheadRule  # noqa: E402
 from ladder_mcmc.targets import IllConditionedGaussian  # noqa: E402
@@ -184,3 +200,17 @@ def test_one_step_invariance_refuses_a_kernel_that_does_not_move():
         assert_one_step_invariance(
             Identity(Leapfrog(TARGET, 0.8, 10), LookAheadRule(1)), TARGET.sample, n_chains=1000
         )
+
+
+# ------------------------------------------------------------------- run checks
+def test_scale_case_catches_r_hat_without_its_folded_part():
+    assert_rhat_flags_different_scales(rank_rhat)  # control
+    with pytest.raises(AssertionError, match="misses 3 N"):
+        assert_rhat_flags_different_scales(unfolded_rank_rhat)
+
+
+def test_wrong_gradients_catch_a_sign_blind_gradient_check(monkeypatch):
+    assert_wrong_gradients_refused(check_gradient)  # control
+    monkeypatch.setattr(ladder_mcmc.checks, "_gradient_error", sign_blind_gradient_error)
+    with pytest.raises(AssertionError, match=r"\['wrong sign'\]"):
+        assert_wrong_gradients_refused(check_gradient)
