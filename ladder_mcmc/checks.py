@@ -24,6 +24,7 @@ from ladder_mcmc.diagnostics import posterior_statistics
 from ladder_mcmc.hmc import Leapfrog
 from ladder_mcmc.ladder import LadderState
 from ladder_mcmc.summary import default_names
+from ladder_mcmc.trace import _release_rows
 
 __all__ = ["SamplingWarning", "check_gradient", "check_kernel_gradient", "check_trace"]
 
@@ -36,6 +37,12 @@ ESS_PER_CHAIN = 100
 2021: 100 per chain, 400 for 4 chains, as Stan and ArviZ)."""
 MIN_STEPS = 10
 """Steps a run needs before the flip and never-moved checks speak."""
+CHECKED_DRAWS = 1 << 23
+"""Positions (kept steps × chains × dim) the R̂, ESS and never-moved checks read at most: a
+longer run is checked on every ``t``-th kept step (the smallest ``t`` that fits, keeping
+at least 1000 steps per chain), so that the check stays cheap beside the run and a run
+streamed to a draws file is not read whole into memory."""
+MIN_CHECKED_STEPS = 1000
 GRADIENT_RTOL = 1e-3
 """Relative tolerance of :func:`check_gradient` (above the finite differences' rounding floor)."""
 
@@ -54,16 +61,37 @@ class SamplingWarning(UserWarning):
 
 
 # ---------------------------------------------------------------------------- after a run
+def _checked_positions(positions: np.ndarray) -> tuple[np.ndarray, int]:
+    """The positions the checks read, in memory, and the step between the kept rows used.
+
+    Every ``t``-th row, ``t`` the smallest that keeps at most :data:`CHECKED_DRAWS`
+    values (never fewer than :data:`MIN_CHECKED_STEPS` rows). A memory map is copied
+    a block of rows at a time and its pages released behind, so a draws file is
+    never resident whole.
+    """
+    n, m, d = positions.shape
+    t = 1
+    if n * m * d > CHECKED_DRAWS:
+        t = max(1, min(-(-n * m * d // CHECKED_DRAWS), n // MIN_CHECKED_STEPS))
+    mapped = isinstance(positions, np.memmap)
+    if t == 1 and not mapped:
+        return positions, 1
+    rows = np.arange(0, n, t)
+    out = np.empty((rows.size, m, d), dtype=positions.dtype)
+    per = max(1, (1 << 22) // max(1, m * d * t))  # kept rows per block: ~32 MiB of file
+    for j in range(0, rows.size, per):
+        lo, hi = int(rows[j]), int(rows[min(j + per, rows.size) - 1]) + 1
+        out[j : j + per] = positions[lo:hi:t]
+        if mapped:
+            _release_rows(positions, lo, hi)
+    return out, t
+
+
 def _stuck_chains(trace: Any, positions: np.ndarray | None) -> np.ndarray:
-    """Chains whose every step was a flip or a stay, or whose kept positions never changed."""
+    """Chains whose every step was a flip or a stay, or whose positions never changed."""
     moved = (np.asarray(trace.rungs) > 0).any(axis=0)
     if positions is not None and positions.shape[0] >= 2:
-        changed = np.zeros(positions.shape[1], dtype=bool)
-        first = np.asarray(positions[0])
-        rows = max(1, _BLOCK_ELEMENTS // max(1, positions[0].size))
-        for lo in range(1, positions.shape[0], rows):  # a memory map is read block by block
-            changed |= (np.asarray(positions[lo : lo + rows]) != first).any(axis=(0, 2))
-        moved &= changed
+        moved &= (positions[1:] != positions[0]).any(axis=(0, 2))
     return np.flatnonzero(~moved)
 
 
@@ -88,7 +116,10 @@ def trace_problems(trace: Any) -> list[str]:
     if n_steps == 0:
         return out
     states = trace.states
-    positions = states if isinstance(states, np.ndarray) and states.ndim == 3 else None
+    positions, every = None, 1
+    if isinstance(states, np.ndarray) and states.ndim == 3 and states.shape[0] >= 1:
+        positions, every = _checked_positions(states)
+    subset = "" if every == 1 else f"; computed on one kept step in {every}"
     advice = (
         "The step size is too large, or the gradient is wrong: lower step_size (or adapt it, "
         "sample(..., warmup=...)) and check the gradient with "
@@ -119,9 +150,10 @@ def trace_problems(trace: Any) -> list[str]:
             shown = [f"{names[i]} {r_hat[i]:.4g}" for i in worst]
             out.append(
                 f"rank-normalised split R-hat above {RHAT_MAX} for {high.size} of "
-                f"{r_hat.size} parameters (worst: {_listing(shown, high.size)}): the chains "
-                "disagree (Vehtari et al. 2021). Run longer (n_steps, warmup), start the chains "
-                "from dispersed points, and look for several modes or a chain stuck in one region."
+                f"{r_hat.size} parameters (worst: {_listing(shown, high.size)}{subset}): the "
+                "chains disagree (Vehtari et al. 2021). Run longer (n_steps, warmup), start the "
+                "chains from dispersed points, and look for several modes or a chain stuck in one "
+                "region."
             )
         threshold = ESS_PER_CHAIN * positions.shape[1]
         ess = np.fmin(stats["ess_bulk"], stats["ess_tail"])
@@ -135,8 +167,8 @@ def trace_problems(trace: Any) -> list[str]:
             out.append(
                 f"effective sample size below {ESS_PER_CHAIN} per chain ({threshold} for "
                 f"{positions.shape[1]} chains) for {low.size} of {ess.size} parameters "
-                f"(worst: {_listing(shown, low.size)}): means and quantiles are not reliable yet "
-                "(Vehtari et al. 2021). Run more steps (n_steps), or mix faster "
+                f"(worst: {_listing(shown, low.size)}{subset}): means and quantiles are not "
+                "reliable yet (Vehtari et al. 2021). Run more steps (n_steps), or mix faster "
                 "(warmup=..., trajectory_length=...)."
             )
     non_finite = np.asarray(trace.non_finite_rungs)

@@ -184,6 +184,32 @@ def test_never_moved_is_seen_from_positions_too():
     )
 
 
+def test_long_runs_are_checked_on_every_t_th_step_and_draws_files_in_blocks(monkeypatch):
+    """Above CHECKED_DRAWS positions, one kept step in t is read (at least
+    MIN_CHECKED_STEPS per chain), a draws file a block of rows at a time; the
+    messages say so, and a draws file gives the same messages as memory."""
+    import ladder_mcmc.checks as checks
+
+    gauss = IllConditionedGaussian(3, log_condition=2)
+    x0 = gauss.sample(4, np.random.default_rng(2))
+    kernel = lahmc(gauss, 0.3, 10, 0.5)
+    with tempfile.TemporaryDirectory() as folder:
+        on_disk = sample(kernel, x0, 400, seed=1, checks=False, draws_file=f"{folder}/x.npy")
+        in_memory = sample(kernel, x0, 400, seed=1, checks=False)
+        assert isinstance(on_disk.states, np.memmap)
+        assert trace_problems(on_disk) == trace_problems(in_memory)
+        monkeypatch.setattr(checks, "CHECKED_DRAWS", 400 * 4 * 3 // 4)
+        monkeypatch.setattr(checks, "MIN_CHECKED_STEPS", 50)
+        thinned = checks._checked_positions(on_disk.states)
+        np.testing.assert_array_equal(thinned[0], in_memory.positions[::4])
+        assert thinned[1] == 4
+        messages = trace_problems(on_disk)
+        assert messages == trace_problems(in_memory)
+        assert any("computed on one kept step in 4" in m for m in messages)
+        monkeypatch.setattr(checks, "MIN_CHECKED_STEPS", 200)  # never fewer steps than that
+        assert checks._checked_positions(in_memory.states)[1] == 2
+
+
 def test_rank_rhat_flags_different_scales():
     assert_rhat_flags_different_scales(rank_rhat)
 
