@@ -26,7 +26,13 @@ from ladder_mcmc.ladder import LadderState
 from ladder_mcmc.summary import default_names
 from ladder_mcmc.trace import _release_rows
 
-__all__ = ["SamplingWarning", "check_gradient", "check_kernel_gradient", "check_trace"]
+__all__ = [
+    "SamplingWarning",
+    "check_gradient",
+    "check_kernel_gradient",
+    "check_trace",
+    "trace_problems",
+]
 
 FLIP_FRACTION = 0.5
 """Warn when at least this fraction of all steps ended in a flip (rung code 0)."""
@@ -43,6 +49,7 @@ longer run is checked on every ``t``-th kept step (the smallest ``t`` that fits,
 at least 1000 steps per chain), so that the check stays cheap beside the run and a run
 streamed to a draws file is not read whole into memory."""
 MIN_CHECKED_STEPS = 1000
+"""Kept steps per chain the checks read at least (all of them, for a shorter run)."""
 GRADIENT_RTOL = 1e-3
 """Relative tolerance of :func:`check_gradient` (above the finite differences' rounding floor)."""
 
@@ -281,7 +288,7 @@ def _central_differences(
             raise _ShapeError(f"the energy returned shape {e.shape} for {2 * b * n} points")
         e = e.reshape(2, b, n)
         fd[:, lo : lo + b] = ((e[0] - e[1]) / width).T
-        floor[:, lo : lo + b] = (_NOISE * np.maximum(np.abs(e[0]), np.abs(e[1])) / width).T
+        floor[:, lo : lo + b] = (2 * _NOISE * np.maximum(np.abs(e[0]), np.abs(e[1])) / width).T
     return fd, floor
 
 
