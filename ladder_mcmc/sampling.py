@@ -16,6 +16,7 @@ from ladder_mcmc import batch, checkpoint
 from ladder_mcmc.adaptation import WarmupResult, check_mass_adaptation, with_hmc_parameters
 from ladder_mcmc.adaptation import warmup as run_warmup
 from ladder_mcmc.checkpoint import fingerprint as kernel_fingerprint
+from ladder_mcmc.checks import check_kernel_gradient, check_trace
 from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
@@ -232,6 +233,7 @@ def sample(
     checkpoint_every: int | None = None,
     executor: Executor | None = None,
     n_groups: int | None = None,
+    checks: bool = True,
 ) -> Trace:
     """Run ``kernel`` for ``n_steps`` steps on every chain.
 
@@ -305,6 +307,15 @@ def sample(
         ``SeedSequence(seed).spawn(n_groups)`` (``ladder_mcmc.parallel``).
     n_groups : int, optional
         Groups of chains for ``executor`` (default: 2).
+    checks : bool
+        Before sampling, compare the target's gradient with finite differences of
+        its energy at up to 4 initial points (leapfrog kernels;
+        :func:`ladder_mcmc.check_gradient`: a clearly wrong gradient raises
+        ``ValueError``); after sampling, warn (:class:`ladder_mcmc.SamplingWarning`)
+        about a run that went bad: most steps flipped or a chain never moved,
+        R̂ > 1.01, bulk or tail ESS < 100 per chain, non-finite energies
+        (:func:`ladder_mcmc.checks.check_trace`; not counted in ``trace.wall_time``).
+        ``False`` turns both off.
 
     Returns
     -------
@@ -319,7 +330,8 @@ def sample(
     ------
     ValueError
         On invalid ``n_steps``, ``thin`` (also ``thin > n_steps``), ``schedule``, ``init`` or
-        ``checkpoint`` (an existing file is never overwritten), before sampling.
+        ``checkpoint`` (an existing file is never overwritten), or (``checks``) a
+        gradient that disagrees with the energy, before sampling.
     """
     n_steps = positive_int("n_steps", n_steps)
     thin = positive_int("thin", thin)
@@ -337,12 +349,14 @@ def sample(
         check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
     if draws_file is not None:
         draws_file = _check_draws_file(draws_file, executor)
+    if checks:
+        check_kernel_gradient(kernel, init)
     if executor is not None:
         if checkpoint is not None:
             raise ValueError("checkpoint cannot be combined with executor")
         from ladder_mcmc.parallel import sample_on_executor
 
-        return sample_on_executor(
+        trace = sample_on_executor(
             executor,
             kernel,
             init,
@@ -356,7 +370,11 @@ def sample(
             adapt_mass=adapt_mass,
             dense_mass=dense_mass,
             trajectory_length=trajectory_length,
+            checks=False,  # checked here, once, on all the chains
         )
+        if checks:
+            check_trace(trace, stacklevel=3)
+        return trace
     path = None
     block = n_steps
     if checkpoint is not None:
@@ -411,7 +429,10 @@ def sample(
     )
     if warmup_interrupted:
         return _trace(run, None, interrupted=True)
-    return _execute(run, progress)
+    trace = _execute(run, progress)
+    if checks:
+        check_trace(trace, stacklevel=3)
+    return trace
 
 
 def _locate_draws_file(stored: dict, ckpt: Path, to_create: bool = False) -> Path:
@@ -576,6 +597,7 @@ def resume(
     *,
     draws_file: str | os.PathLike | None = None,
     progress: bool = False,
+    checks: bool = True,
 ) -> Trace:
     """Continue a checkpointed run; return the whole trace, first step included.
 
@@ -610,6 +632,9 @@ def resume(
         the checkpoint records that file from then on.
     progress : bool
         Progress bar on stderr.
+    checks : bool
+        Warn (:class:`ladder_mcmc.SamplingWarning`) about a whole run that went bad,
+        as :func:`sample` does; ``False`` turns it off.
 
     Raises
     ------
@@ -685,4 +710,7 @@ def resume(
         float(meta["wall_time"]),
         draws_file=streamed_to,
     )
-    return _execute(run, progress)
+    trace = _execute(run, progress)
+    if checks:
+        check_trace(trace, stacklevel=3)
+    return trace
