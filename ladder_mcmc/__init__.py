@@ -4,6 +4,7 @@ Implements and generalises Look-Ahead HMC (Sohl-Dickstein, Mudigonda & DeWeese,
 "Hamiltonian Monte Carlo Without Detailed Balance", ICML 2014).
 """
 
+from ladder_mcmc.checks import SamplingWarning, check_gradient
 from ladder_mcmc.cycle import CycleShift
 from ladder_mcmc.harmonic import HarmonicFlow
 from ladder_mcmc.hmc import Leapfrog, PhaseState, hmc, lahmc
@@ -62,12 +63,14 @@ __all__ = [
     "Refresh",
     "ReversibleMap",
     "Rule",
+    "SamplingWarning",
     "StepInfo",
     "StepSizeJitter",
     "Target",
     "TemperedLeapfrog",
     "Trace",
     "Yoshida4",
+    "check_gradient",
     "hmc",
     "lahmc",
     "lifted_lahmc",

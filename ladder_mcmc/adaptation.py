@@ -224,8 +224,41 @@ def regularised_covariance(x: np.ndarray, dense: bool) -> np.ndarray:
     n = x.shape[0]
     if dense:
         cov = np.atleast_2d(np.cov(x, rowvar=False))
+        cov = (cov + cov.T) / 2  # exactly symmetric, whatever the rounding of np.cov
         return (n / (n + 5.0)) * cov + 1e-3 * (5.0 / (n + 5.0)) * np.eye(x.shape[1])
     return (n / (n + 5.0)) * x.var(axis=0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
+
+
+def check_mass_adaptation(kernel: Ladder, warmup: int, adapt_mass: bool, dense: bool) -> None:
+    """Refuse, before any work, a warm-up whose mass matrix the kernel's kinetic energy
+    cannot take: ``dense`` for a family with a diagonal inverse mass only (e.g.
+    :class:`~ladder_mcmc.kinetic.PowerKinetic`, :func:`~ladder_mcmc.lifted_lahmc`), or
+    any mass for a family that cannot be rescaled.
+
+    Raises
+    ------
+    ValueError
+        Naming ``dense_mass`` (or ``adapt_mass``) and the kinetic energy.
+    """
+    metric = getattr(kernel.map, "metric", None)
+    if not warmup or not adapt_mass or metric is None or isinstance(metric, Metric):
+        return  # nothing adapted, or the Gaussian metric (any mass); the map is checked later
+    name = type(metric).__name__
+    rescale = getattr(metric, "with_inverse_mass", None)
+    if rescale is None:
+        raise ValueError(
+            f"adapt_mass=True: the {name} kinetic energy cannot take an adapted mass "
+            "(it has no with_inverse_mass); pass adapt_mass=False"
+        )
+    if dense:
+        dim = getattr(metric, "dim", None) or 1
+        try:
+            rescale(np.eye(int(dim)))
+        except ValueError:
+            raise ValueError(
+                f"dense_mass=True: the {name} kinetic energy takes only a diagonal inverse "
+                "mass; pass dense_mass=False (or adapt_mass=False)"
+            ) from None
 
 
 def _redraw_momentum(kernel: Ladder, ks: LadderState, rng: np.random.Generator) -> LadderState:
@@ -288,6 +321,7 @@ def warmup(
     if not 0 < target_prob < 1:
         raise ValueError(f"target_prob must be in (0, 1), got {target_prob!r}")
     kernel = with_hmc_parameters(kernel)  # validates the map
+    check_mass_adaptation(kernel, n_warmup, adapt_mass, dense)
     if trajectory_length is not None:
         trajectory_length = positive_finite("trajectory_length", trajectory_length)
 

@@ -488,9 +488,9 @@ def ladder_kernel(rule: Rule, ladder: FiniteLadder) -> IntegerKernel:
         if s < len(scaled):
             cum = scaled[s]
             dest = _destination(code, i, d, rungs[:, s], n).tolist()
-        else:
+        else:  # fall through: a rung code is the last stage's rung (check_rule)
             cum = [denom] * size
-            dest = _destination(code, i, d, None, n).tolist()
+            dest = _destination(code, i, d, rungs[:, -1], n).tolist()
         for k in range(size):
             p = cum[k] - previous[k]
             if p:

@@ -24,7 +24,7 @@ from ladder_mcmc.hmc import PhaseState
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.targets import Target
-from ladder_mcmc.validation import attrs_validator, positive_finite
+from ladder_mcmc.validation import attrs_converter, positive_finite
 
 _IDENTITY = Metric()
 
@@ -64,8 +64,8 @@ class HarmonicFlow(ReversibleMap):
     """
 
     target: Target
-    omega: float = attrs.field(validator=attrs_validator(positive_finite))
-    time: float = attrs.field(validator=attrs_validator(positive_finite))
+    omega: float = attrs.field(converter=attrs_converter(positive_finite, "omega"))
+    time: float = attrs.field(converter=attrs_converter(positive_finite, "time"))
 
     cost = 1
 
@@ -99,22 +99,34 @@ class HarmonicFlow(ReversibleMap):
         ------
         ValueError
             If the positions (or momenta) are not a finite (chains, dim) array,
-            or the energy there is not finite or of the wrong shape.
+            or the energy there is not finite or of the wrong shape (naming the
+            chains at fault).
         """
         if isinstance(init, PhaseState):
             x, v = np.asarray(init.x, dtype=float), np.asarray(init.v, dtype=float)
         else:
             x, v = np.asarray(init, dtype=float), None
-        if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or not np.all(np.isfinite(x)):
-            raise ValueError(f"init must be a finite array of shape (chains, dim), got {x!r}")
+        if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+            raise ValueError(f"init must be an array of shape (chains, dim), got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
+            raise ValueError(f"init must be finite; chains {bad.tolist()} are not")
         if v is None:
             v = rng.standard_normal(x.shape)
-        elif v.shape != x.shape or not np.all(np.isfinite(v)):
-            raise ValueError(f"init.v must be finite with shape {x.shape}, got {v.shape}")
+        elif v.shape != x.shape:
+            raise ValueError(f"init.v must have shape {x.shape}, got {v.shape}")
+        elif not np.all(np.isfinite(v)):
+            bad = np.flatnonzero(~np.isfinite(v).all(axis=1))
+            raise ValueError(f"init.v must be finite; chains {bad.tolist()} are not")
         with np.errstate(all="ignore"):
             energy = np.asarray(self.target.energy(x), dtype=float)
-        if energy.shape != (x.shape[0],) or not np.all(np.isfinite(energy)):
-            raise ValueError(f"target.energy must be finite with shape ({x.shape[0]},) at init")
+        if energy.shape != (x.shape[0],):
+            raise ValueError(f"target.energy must return shape ({x.shape[0]},), got {energy.shape}")
+        bad = np.flatnonzero(~np.isfinite(energy))
+        if bad.size:
+            raise ValueError(
+                f"the energy is not finite at the initial positions of chains {bad.tolist()}"
+            )
         return PhaseState(x=x, v=v, energy=energy, grad=np.zeros_like(x))
 
     def draw(self, state: PhaseState) -> np.ndarray:

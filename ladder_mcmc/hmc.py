@@ -20,7 +20,7 @@ from ladder_mcmc.metrics import Metric
 from ladder_mcmc.refresh import MomentumRefresh, Refresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.targets import Target
-from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
+from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
 
 if TYPE_CHECKING:
     from ladder_mcmc.kinetic import KineticEnergy
@@ -115,8 +115,8 @@ class Leapfrog(ReversibleMap):
     """
 
     target: Target
-    step_size: float = attrs.field(validator=attrs_validator(positive_finite))
-    n_steps: int = attrs.field(validator=attrs_validator(positive_int))
+    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    n_steps: int = attrs.field(converter=attrs_converter(positive_int, "n_steps"))
     metric: KineticEnergy = attrs.field(factory=Metric)
 
     plain_leapfrog: ClassVar[bool] = True
@@ -289,7 +289,7 @@ def lahmc(
         Leapfrog step ``ε``.
     n_leapfrog : int
         Leapfrog steps per rung ``M``.
-    beta : float in [0, 1]
+    beta : float in (0, 1]
         Momentum refresh ``β`` (1 = full refresh).
     look_ahead : int
         ``K``, the most rungs tried before a momentum flip (paper: 4).

@@ -101,10 +101,16 @@ class JitteredLeapfrog(Leapfrog):
         return {**super().describe(), "map": "JitteredLeapfrog"}
 
 
-def _check_jitter(_inst, _attr, value) -> None:
-    number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
-    if not (number and 0 <= value < 1):
+def _as_jitter(value: object) -> float:
+    number = isinstance(value, (int, float, np.integer, np.floating))
+    if not (number and not isinstance(value, bool) and 0 <= value < 1):
         raise ValueError(f"jitter must be a number in [0, 1), got {value!r}")
+    if value == 0:
+        raise ValueError(
+            f"jitter must be in (0, 1), got {value!r}: StepSizeJitter(0) never changes the step "
+            "(s = 1 always); omit it (lahmc(..., jitter=0) adds none)"
+        )
+    return float(value)
 
 
 @attrs.frozen
@@ -116,13 +122,13 @@ class StepSizeJitter(Refresh):
 
     Parameters
     ----------
-    jitter : float in [0, 1)
+    jitter : float in (0, 1)
         ``j``, the half-width of the factor's range (Stan's ``stepsize_jitter``).
 
     Raises
     ------
     ValueError
-        If ``jitter`` is not in [0, 1); at call time, a state without ``step_scale``
+        If ``jitter`` is not in (0, 1); at call time, a state without ``step_scale``
         (use :class:`JitteredLeapfrog`).
 
     Examples
@@ -141,7 +147,7 @@ class StepSizeJitter(Refresh):
     (100, 4, 2)
     """
 
-    jitter: float = attrs.field(validator=_check_jitter)
+    jitter: float = attrs.field(converter=_as_jitter)
     changes_state = False  # the step-size factor does not enter log p
 
     def __call__(self, state, direction, rng):

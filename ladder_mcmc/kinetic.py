@@ -36,8 +36,8 @@ import numpy as np
 from scipy import special
 
 from ladder_mcmc.metrics import Metric
-from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.validation import attrs_validator, in_open_closed, probability
+from ladder_mcmc.refresh import Refresh, as_beta
+from ladder_mcmc.validation import in_open_closed
 
 
 @runtime_checkable
@@ -241,15 +241,16 @@ class NormalizedMomentumRefresh(Refresh):
 
     Parameters
     ----------
-    beta : float in [0, 1]
-        Fraction of the normalised momentum's variance replaced by noise per step.
+    beta : float in (0, 1]
+        Fraction of the normalised momentum's variance replaced by noise per step
+        (``0``, no noise, is refused as for :class:`~ladder_mcmc.refresh.MomentumRefresh`).
     kinetic : PowerKinetic
         Anything with ``to_normal``, ``from_normal`` and ``sample_momentum``.
 
     Raises
     ------
     ValueError
-        If ``beta`` is not in [0, 1] or ``kinetic`` lacks ``to_normal``/``from_normal``.
+        If ``beta`` is not in (0, 1] or ``kinetic`` lacks ``to_normal``/``from_normal``.
 
     Examples
     --------
@@ -264,7 +265,7 @@ class NormalizedMomentumRefresh(Refresh):
     True
     """
 
-    beta: float = attrs.field(validator=attrs_validator(probability))
+    beta: float = attrs.field(converter=as_beta)
     kinetic: PowerKinetic = attrs.field()
 
     @kinetic.validator

@@ -24,7 +24,8 @@ import numpy as np
 from ladder_mcmc import batch
 from ladder_mcmc.maps import ReversibleMap
 from ladder_mcmc.refresh import Refresh, check_refresh_kinetic
-from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
+from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
+from ladder_mcmc.validation import json_safe
 
 
 @attrs.frozen(eq=False)
@@ -119,7 +120,8 @@ def base_for(positions: tuple[int, ...], stage: int) -> tuple[bool, int]:
 
 
 def check_rule(rule: Rule) -> None:
-    """Validate a rule's static plan (each rung one map application away)."""
+    """Validate a rule's static plan (each rung one map application away; a rung code is a
+    position the rule computes at that stage, and a fall-through rung is ``positions[-1]``)."""
     pos = tuple(rule.positions)
     if len(pos) < 1 or len(rule.outcomes) != len(pos):
         raise ValueError(
@@ -139,6 +141,12 @@ def check_rule(rule: Rule) -> None:
                 f"rule {type(rule).__name__}: stage {s} accepts rung {code} but computes "
                 f"position {pos[s]}"
             )
+    fall = rule.fallthrough
+    if fall < STAY or (fall > 0 and fall != pos[-1]):
+        raise ValueError(
+            f"rule {type(rule).__name__}: fallthrough {fall} must be FLIP (0), STAY (-1) or "
+            f"the rung its last stage computes, positions[-1] = {pos[-1]}"
+        )
 
 
 @attrs.frozen(eq=False)
@@ -152,15 +160,18 @@ class Ladder:
     rule : Rule
         The transition rule on the ladder (e.g. :class:`~ladder_mcmc.rules.LookAheadRule`).
     refresh : Refresh, optional
-        Applied after every ladder step. Its declared kinetic energies must be the
-        map's (``Refresh.kinetic_energies``, ``map.kinetic_energy``).
+        Applied after every ladder step: an instance (e.g. ``MomentumRefresh(0.1)``),
+        or None for no refresh. Its declared kinetic energies must be the map's
+        (``Refresh.kinetic_energies``, ``map.kinetic_energy``).
 
     Raises
     ------
     ValueError
-        If ``map``, ``rule`` or ``refresh`` is of the wrong kind, the rule's plan is
-        invalid, or the refresh draws momenta for another kinetic energy than the
-        map integrates (the message names both).
+        If ``map``, ``rule`` or ``refresh`` is of the wrong kind (a refresh class or a
+        plain function instead of a ``Refresh`` instance), the rule's plan breaks
+        the contract of :class:`~ladder_mcmc.rules.Rule` (:func:`check_rule`), or
+        the refresh draws momenta for another kinetic energy than the map
+        integrates (the message names both).
 
     Examples
     --------
@@ -186,8 +197,18 @@ class Ladder:
             raise ValueError(f"map must be a ReversibleMap, got {type(self.map).__name__}")
         if not isinstance(self.rule, Rule):
             raise ValueError(f"rule must be a Rule, got {type(self.rule).__name__}")
-        if self.refresh is not None and not callable(self.refresh):
-            raise ValueError(f"refresh must be a Refresh or None, got {self.refresh!r}")
+        refresh = self.refresh
+        if isinstance(refresh, type) and issubclass(refresh, Refresh):
+            raise ValueError(
+                f"refresh must be a Refresh instance, e.g. MomentumRefresh(0.1), or None; "
+                f"got the class {refresh.__name__} (call it with its parameters)"
+            )
+        if refresh is not None and not isinstance(refresh, Refresh):
+            what = getattr(refresh, "__qualname__", None) or type(refresh).__name__
+            raise ValueError(
+                f"refresh must be a Refresh instance (a subclass of ladder_mcmc.Refresh) or "
+                f"None, got {what}: {refresh!r}"
+            )
         check_rule(self.rule)
         check_refresh_kinetic(self.map, self.refresh)
 
@@ -287,6 +308,13 @@ class Ladder:
                 pending = pending[~stop]
                 if pending.size and s + 1 < len(positions):
                     current = batch.take(rung, ~stop)
+            if pending.size and rule.fallthrough > 0:
+                # no stage stopped these chains: they move to the fall-through rung,
+                # the one the last stage computed (check_rule)
+                rest = ~stop
+                new_state = batch.put(new_state, pending, batch.take(rung, rest))
+                new_lp[pending] = lp[rest]
+                ratio_taken[pending] = ratio[rest]
         direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
         carry = rule.next_carry(ks.carry, u, code, ratio_taken)
         state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)
@@ -305,13 +333,15 @@ class Ladder:
         return state, np.asarray(direction, dtype=np.int8), log_p
 
     def describe(self) -> dict:
-        """JSON-able description (used to refuse foreign checkpoints)."""
-        return {
-            "kernel": "Ladder",
-            **self.map.describe(),
-            **self.rule.describe(),
-            "refresh": None if self.refresh is None else self.refresh.describe(),
-        }
+        """JSON-able description (used to refuse foreign checkpoints); numpy numbers as Python's."""
+        return json_safe(
+            {
+                "kernel": "Ladder",
+                **self.map.describe(),
+                **self.rule.describe(),
+                "refresh": None if self.refresh is None else self.refresh.describe(),
+            }
+        )
 
 
 def LookAhead(  # noqa: N802 - a constructor, named like the class it builds

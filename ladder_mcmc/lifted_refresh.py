@@ -64,10 +64,9 @@ from ladder_mcmc.refresh import Refresh
 from ladder_mcmc.rules import LookAheadRule
 from ladder_mcmc.targets import Target
 from ladder_mcmc.validation import (
-    attrs_validator,
     in_open_closed,
     positive_int,
-    probability,
+    randomising_probability,
     state_field,
 )
 
@@ -167,9 +166,16 @@ def lifted_uniform_step(
     return u_new, q_new, np.where(over | under, -lift, lift)
 
 
-def _check_jitter(_inst, _attr, value) -> None:
-    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1):
+def _as_jitter(value: object) -> float:
+    number = isinstance(value, (int, float, np.integer, np.floating))
+    if not (number and not isinstance(value, bool) and 0 <= value <= 1):
         raise ValueError(f"jitter must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _as_resample_prob(value: object) -> float:
+    why = "prob = 0 never redraws a lifting sign (a no-op); omit the refresh instead"
+    return float(randomising_probability("prob", value, why))
 
 
 def _check_delta(value: object) -> float:
@@ -224,7 +230,7 @@ class LiftedQuantileRefresh(Refresh):
 
     delta: float = attrs.field(converter=_check_delta)
     kinetic: object = attrs.field()
-    jitter: float = attrs.field(default=0.0, validator=_check_jitter)
+    jitter: float = attrs.field(default=0.0, converter=_as_jitter)
 
     @kinetic.validator
     def _check_kinetic(self, _attr, value) -> None:
@@ -279,16 +285,16 @@ class LiftResampleRefresh(Refresh):
 
     Parameters
     ----------
-    prob : float in [0, 1]
+    prob : float in (0, 1]
         Per chain, coordinate and step.
 
     Raises
     ------
     ValueError
-        If ``prob`` is not in [0, 1]; at call time, a state without ``lift``.
+        If ``prob`` is not in (0, 1]; at call time, a state without ``lift``.
     """
 
-    prob: float = attrs.field(validator=attrs_validator(probability))
+    prob: float = attrs.field(converter=_as_resample_prob)
     changes_state = False  # the lift does not enter log p
 
     def __call__(self, state, direction, rng):

@@ -35,7 +35,33 @@ def _as_inverse_mass(value: object) -> np.ndarray | None:
         raise ValueError("inverse_mass must be finite")
     if arr.ndim == 1 and np.any(arr <= 0):
         raise ValueError(f"inverse_mass must be positive, got {arr!r}")
+    if arr.ndim == 2:
+        return _symmetric_positive_definite(arr)
     return arr
+
+
+#: Relative asymmetry ``max|M⁻¹ − M⁻ᵀ| / max|M⁻¹|`` accepted as rounding (and removed).
+SYMMETRY_RTOL = 1e-10
+
+
+def _symmetric_positive_definite(m: np.ndarray) -> np.ndarray:
+    """``(m + mᵀ)/2``, or ``ValueError`` unless ``m`` is symmetric up to rounding and
+    positive definite (naming the largest asymmetry or the smallest eigenvalue)."""
+    asymmetry = float(np.max(np.abs(m - m.T), initial=0.0))
+    scale = float(np.max(np.abs(m), initial=0.0))
+    if asymmetry > SYMMETRY_RTOL * scale:
+        i, j = np.unravel_index(np.argmax(np.abs(m - m.T)), m.shape)
+        raise ValueError(
+            f"inverse_mass must be symmetric: |M[{i}, {j}] - M[{j}, {i}]| = {asymmetry:.6g} "
+            f"(largest entry {scale:.6g}); a covariance estimate is symmetric"
+        )
+    sym = (m + m.T) / 2
+    smallest = float(np.linalg.eigvalsh(sym)[0]) if sym.size else 1.0
+    if not smallest > 0:
+        raise ValueError(
+            f"inverse_mass must be positive definite: its smallest eigenvalue is {smallest:.6g}"
+        )
+    return sym
 
 
 @attrs.frozen(eq=False)
@@ -46,7 +72,16 @@ class Metric:
     ----------
     inverse_mass : None, array (dim,) or array (dim, dim)
         ``None`` for the identity (the paper's choice), a vector for a
-        diagonal ``M⁻¹``, a symmetric positive-definite matrix for a dense one.
+        diagonal ``M⁻¹``, a symmetric positive-definite matrix for a dense one
+        (an asymmetry within rounding, ``SYMMETRY_RTOL`` relative to the largest
+        entry, is removed by ``(M⁻¹ + M⁻ᵀ)/2``).
+
+    Raises
+    ------
+    ValueError
+        If ``inverse_mass`` is not finite, a vector with a non-positive entry, a
+        matrix asymmetric beyond rounding (naming the largest asymmetry) or not
+        positive definite (naming the smallest eigenvalue).
     """
 
     inverse_mass: np.ndarray | None = attrs.field(default=None, converter=_as_inverse_mass)
@@ -60,7 +95,11 @@ class Metric:
                 mass = np.linalg.inv(m)
                 object.__setattr__(self, "_chol_mass", np.linalg.cholesky((mass + mass.T) / 2))
             except np.linalg.LinAlgError as err:
-                raise ValueError("inverse_mass must be symmetric positive definite") from err
+                smallest = float(np.linalg.eigvalsh(m)[0])
+                raise ValueError(
+                    "inverse_mass must be symmetric positive definite, and well enough "
+                    f"conditioned to invert: its smallest eigenvalue is {smallest:.6g}"
+                ) from err
         elif m is not None:
             object.__setattr__(self, "_sqrt_mass", 1.0 / np.sqrt(m))
 

@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.rules import FLIP, STAY, Rule
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.validation import attrs_converter, positive_int
 
 
 @attrs.frozen
@@ -72,10 +72,7 @@ class ReducedFlipLookAheadRule(Rule):
     ((1, 2, -1, -2), (1, 2, 0, 0), -1)
     """
 
-    max_rungs: int = attrs.field(default=4)
-
-    def __attrs_post_init__(self) -> None:
-        positive_int("max_rungs", self.max_rungs)
+    max_rungs: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_rungs"))
 
     @property
     def positions(self) -> tuple[int, ...]:  # type: ignore[override]

@@ -24,7 +24,24 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.metrics import Metric
-from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int, probability
+from ladder_mcmc.validation import positive_finite, positive_int, randomising_probability
+
+#: Why ``β = 0`` is refused, and what to use instead (the message of every partial refresh).
+NO_REFRESH = (
+    "β = 0 never refreshes the momentum, so the chain is deterministic between flips and "
+    "not ergodic (its diagnostics look perfect); use a small β > 0 for persistent momentum, "
+    "or omit the refresh (Ladder(map, rule, None)) if you want none"
+)
+
+
+def as_beta(value: object) -> float:
+    """A partial refresh's ``β`` as a float, or ``ValueError`` unless it is in ``(0, 1]``."""
+    return float(randomising_probability("beta", value, NO_REFRESH))
+
+
+def _as_prob(value: object):
+    why = "prob = 0 never resamples the direction (a no-op); omit the refresh instead"
+    return randomising_probability("prob", value, why)
 
 
 class Refresh(abc.ABC):
@@ -100,13 +117,13 @@ class DirectionRefresh(Refresh):
 
     Parameters
     ----------
-    prob : float or Fraction in [0, 1]
+    prob : float or Fraction in (0, 1]
         Per-chain probability of resampling the direction each step. A
         :class:`fractions.Fraction` (or an exact binary float) lets
         ``ladder_mcmc.finite`` build exact transition matrices.
     """
 
-    prob: float | Fraction = attrs.field(validator=attrs_validator(probability))
+    prob: float | Fraction = attrs.field(converter=_as_prob)
     changes_state = False
 
     def __call__(self, state, direction, rng):
@@ -130,14 +147,16 @@ class MomentumRefresh(Refresh):
 
     Parameters
     ----------
-    beta : float in [0, 1]
+    beta : float in (0, 1]
         Fraction of the momentum's variance replaced by noise per step;
-        ``1`` = full refresh (standard HMC), small = persistent momentum.
+        ``1`` = full refresh (standard HMC), small = persistent momentum. ``0``
+        (no noise: a chain deterministic between flips) is refused; omit the
+        refresh instead.
     metric : Metric
         The mass matrix the momentum is drawn from (identity by default).
     """
 
-    beta: float = attrs.field(validator=attrs_validator(probability))
+    beta: float = attrs.field(converter=as_beta)
     metric: Metric = attrs.field(factory=Metric)
 
     @classmethod
@@ -146,11 +165,12 @@ class MomentumRefresh(Refresh):
     ) -> MomentumRefresh:
         """``β = α^{1/(ε M)}``: a fraction ``α`` randomised per unit simulation time.
 
-        Paper, footnote in section 3.4 (after Culpepper et al. 2011).
+        Paper, footnote in section 3.4 (after Culpepper et al. 2011). ``α`` in
+        ``(0, 1]`` (``α = 0`` would give ``β = 0``, no refresh).
         """
-        probability("alpha", alpha)
-        positive_finite("step_size", step_size)
-        positive_int("n_steps", n_steps)
+        alpha = randomising_probability("alpha", alpha, NO_REFRESH.replace("β", "α"))
+        step_size = positive_finite("step_size", step_size)
+        n_steps = positive_int("n_steps", n_steps)
         beta = math.pow(alpha, 1.0 / (step_size * n_steps))
         return cls(beta, metric if metric is not None else Metric())
 

@@ -9,7 +9,9 @@ A rule is a short, static plan plus a little arithmetic:
 * ``positions[s]`` — the rung (relative to the chain's direction, ``-1`` is
   ``L^{-d} ζ``) looked at in stage ``s``;
 * ``outcomes[s]`` — the code taken when the chain stops at stage ``s``;
-* ``fallthrough`` — the code taken when no stage stops the chain;
+* ``fallthrough`` — the code taken when no stage stops the chain: ``FLIP``,
+  ``STAY``, or a rung ``a ≥ 1``, which must be ``positions[-1]`` (the chain then
+  moves to the rung its last stage computed);
 * :meth:`Rule.update` — the cumulative probability ``C_s`` of stopping at or
   before stage ``s``, computed incrementally from the density ratio
   ``r_s = p(rung at positions[s]) / p(ζ)`` and one number of per-chain memory
@@ -34,7 +36,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.validation import attrs_converter, positive_int
 
 FLIP = 0
 """Outcome code of the flip ``(ζ, d) → (ζ, -d)``."""
@@ -43,7 +45,17 @@ STAY = -1
 
 
 class Rule(abc.ABC):
-    """Abstract transition rule on the ladder (see the module docstring)."""
+    """Abstract transition rule on the ladder (see the module docstring).
+
+    The plan's contract (checked by :func:`ladder_mcmc.ladder.check_rule` when a
+    kernel is built): ``positions`` and ``outcomes`` are non-empty and of equal
+    length; each position is one map application from the previous stage's rung
+    or from the starting state; a rung code ``outcomes[s] = a ≥ 1`` equals
+    ``positions[s]`` (the chain moves to the rung computed at that stage); and
+    ``fallthrough`` is ``FLIP``, ``STAY`` or ``positions[-1]`` — a chain that no
+    stage stops moves to the last computed rung. Every driver and the exact
+    matrices of ``ladder_mcmc.finite`` follow this contract.
+    """
 
     positions: tuple[int, ...]
     outcomes: tuple[int, ...]
@@ -132,10 +144,7 @@ class LookAheadRule(Rule):
         ``K``, the largest number of map applications tried before flipping.
     """
 
-    max_rungs: int = attrs.field(default=4)
-
-    def __attrs_post_init__(self) -> None:
-        positive_int("max_rungs", self.max_rungs)
+    max_rungs: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_rungs"))
 
     @property
     def look_ahead_rungs(self) -> int | None:

@@ -13,9 +13,10 @@ import attrs
 import numpy as np
 
 from ladder_mcmc import batch, checkpoint
-from ladder_mcmc.adaptation import WarmupResult, with_hmc_parameters
+from ladder_mcmc.adaptation import WarmupResult, check_mass_adaptation, with_hmc_parameters
 from ladder_mcmc.adaptation import warmup as run_warmup
 from ladder_mcmc.checkpoint import fingerprint as kernel_fingerprint
+from ladder_mcmc.checks import check_kernel_gradient, check_trace
 from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric
 from ladder_mcmc.progress import Progress
@@ -236,6 +237,7 @@ def sample(
     checkpoint_every: int | None = None,
     executor: Executor | None = None,
     n_groups: int | None = None,
+    checks: bool = True,
 ) -> Trace:
     """Run ``kernel`` for ``n_steps`` steps on every chain.
 
@@ -316,6 +318,15 @@ def sample(
         own stream (``ladder_mcmc.parallel``).
     n_groups : int, optional
         Groups of chains for ``executor`` (default: 2).
+    checks : bool
+        Before sampling, compare the target's gradient with finite differences of
+        its energy at up to 4 initial points (leapfrog kernels;
+        :func:`ladder_mcmc.check_gradient`: a clearly wrong gradient raises
+        ``ValueError``); after sampling, warn (:class:`ladder_mcmc.SamplingWarning`)
+        about a run that went bad: most steps flipped or a chain never moved,
+        R̂ > 1.01, bulk or tail ESS < 100 per chain, non-finite energies
+        (:func:`ladder_mcmc.checks.check_trace`; not counted in ``trace.wall_time``).
+        ``False`` turns both off.
 
     Returns
     -------
@@ -330,7 +341,8 @@ def sample(
     ------
     ValueError
         On invalid ``n_steps``, ``thin`` (also ``thin > n_steps``), ``schedule``, ``init`` or
-        ``checkpoint`` (an existing file is never overwritten), before sampling.
+        ``checkpoint`` (an existing file is never overwritten), or (``checks``) a
+        gradient that disagrees with the energy, before sampling.
     """
     n_steps = positive_int("n_steps", n_steps)
     thin = positive_int("thin", thin)
@@ -345,14 +357,17 @@ def sample(
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     if warmup != 0:
         positive_int("warmup", warmup)
+        check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
     if draws_file is not None:
         draws_file = _check_draws_file(draws_file, executor)
+    if checks:
+        check_kernel_gradient(kernel, init)
     if executor is not None:
         if checkpoint is not None:
             raise ValueError("checkpoint cannot be combined with executor")
         from ladder_mcmc.parallel import sample_on_executor
 
-        return sample_on_executor(
+        trace = sample_on_executor(
             executor,
             kernel,
             init,
@@ -366,7 +381,11 @@ def sample(
             adapt_mass=adapt_mass,
             dense_mass=dense_mass,
             trajectory_length=trajectory_length,
+            checks=False,  # checked here, once, on all the chains
         )
+        if checks:
+            check_trace(trace, stacklevel=3)
+        return trace
     path = None
     block = n_steps
     if checkpoint is not None:
@@ -413,7 +432,7 @@ def sample(
         except KeyboardInterrupt:  # warm-up draws are dropped anyway: no step kept
             warmup_interrupted = True
     allocate = None if draws_file is None else memmap_allocator(draws_file)
-    recorder = Recorder(n_steps, len(ks.direction), thin, allocate)
+    recorder = Recorder(n_steps, len(ks.direction), thin, allocate, max_rung=kernel.max_rung)
     run = _Run(
         kernel,
         user_kernel,
@@ -428,7 +447,10 @@ def sample(
     )
     if warmup_interrupted:
         return _trace(run, None, interrupted=True)
-    return _execute(run, progress)
+    trace = _execute(run, progress)
+    if checks:
+        check_trace(trace, stacklevel=3)
+    return trace
 
 
 def _locate_draws_file(stored: dict, ckpt: Path, to_create: bool = False) -> Path:
@@ -607,6 +629,7 @@ def resume(
     *,
     draws_file: str | os.PathLike | None = None,
     progress: bool = False,
+    checks: bool = True,
 ) -> Trace:
     """Continue a checkpointed run; return the whole trace, first step included.
 
@@ -641,6 +664,9 @@ def resume(
         the checkpoint records that file from then on.
     progress : bool
         Progress bar on stderr.
+    checks : bool
+        Warn (:class:`ladder_mcmc.SamplingWarning`) about a whole run that went bad,
+        as :func:`sample` does; ``False`` turns it off.
 
     Raises
     ------
@@ -696,7 +722,7 @@ def resume(
         new_file = _check_draws_file(draws_file, None, n_leaves).resolve()
         if new_file == path.resolve():
             raise ValueError(f"draws_file and checkpoint are the same file {str(path)!r}")
-    recorder = Recorder(total, n_chains, int(meta["thin"]))
+    recorder = Recorder(total, n_chains, int(meta["thin"]), max_rung=kernel.max_rung)
     recorder.rungs[:done] = trees["rungs"]
     recorder.n_moves[:done] = trees["n_moves"]
     recorder.non_finite[:done] = trees["non_finite"]
@@ -716,4 +742,7 @@ def resume(
         float(meta["wall_time"]),
         draws_file=streamed_to,
     )
-    return _execute(run, progress)
+    trace = _execute(run, progress)
+    if checks:
+        check_trace(trace, stacklevel=3)
+    return trace

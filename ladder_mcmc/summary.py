@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
-from ladder_mcmc.diagnostics import effective_sample_size, split_rhat
+from ladder_mcmc.diagnostics import STATISTICS, effective_sample_size, posterior_statistics
 
 
 def rank_normalize(draws: np.ndarray) -> np.ndarray:
@@ -37,18 +37,34 @@ def min_bulk_ess(positions: np.ndarray) -> float:
     return float(min(np.min(effective_sample_size(rank_normalize(q))) for q in (x, x * x)))
 
 
+def default_names(dim: int) -> list[str]:
+    """Parameter names when none are given: ``x0, x1, …`` (:func:`summary`,
+    :func:`to_inference_data` and the warnings of :mod:`ladder_mcmc.checks`)."""
+    return [f"x{i}" for i in range(dim)]
+
+
 @attrs.frozen(eq=False)
 class Summary:
     """Per-parameter statistics and the run's transition fractions.
 
+    The statistics are those of ``arviz.summary`` (ArviZ 0.23), computed by
+    :func:`~ladder_mcmc.diagnostics.posterior_statistics`; :meth:`columns`
+    gives them under ArviZ's column names.
+
     Attributes
     ----------
     names : list of str
-    mean, sd, mcse, ess_bulk, r_hat : arrays (dim,)
-        Posterior mean and standard deviation; Monte Carlo standard error of
-        the mean (``sd / sqrt(ESS)``, ESS of the mean without rank
-        normalisation); bulk ESS (rank-normalised, split chains); rank-normalised
-        split R̂ (Vehtari et al. 2021).
+    mean, sd : arrays (dim,)
+        Posterior mean and standard deviation (``ddof = 1``).
+    q5, median, q95 : arrays (dim,)
+        5 %, 50 % and 95 % quantiles (ArviZ's ``eti_5%``, ``median``, ``eti_95%``).
+    mcse_mean, mcse_sd : arrays (dim,)
+        Monte Carlo standard errors of the mean (``sd / sqrt(ESS_mean)``) and of the sd.
+    ess_bulk, ess_tail : arrays (dim,)
+        Bulk ESS (rank-normalised split chains) and tail ESS (5 % and 95 % quantiles).
+    r_hat : array (dim,)
+        Rank-normalised split R̂, the larger of its bulk and folded parts
+        (Vehtari et al. 2021); NaN for one chain.
     fractions : dict
         Transition fractions (``Trace.transition_fractions``).
     grad_evals : float
@@ -60,23 +76,61 @@ class Summary:
     names: list[str]
     mean: np.ndarray
     sd: np.ndarray
-    mcse: np.ndarray
+    q5: np.ndarray
+    median: np.ndarray
+    q95: np.ndarray
+    mcse_mean: np.ndarray
+    mcse_sd: np.ndarray
     ess_bulk: np.ndarray
+    ess_tail: np.ndarray
     r_hat: np.ndarray
     fractions: dict
     grad_evals: float
     warmup_grad_evals: float | None = None
 
+    @property
+    def mcse(self) -> np.ndarray:
+        """The Monte Carlo standard error of the mean (``mcse_mean``; the name before
+        ``mcse_sd`` was added)."""
+        return self.mcse_mean
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The statistics under ``arviz.summary``'s column names, in :data:`STATISTICS` order.
+
+        ``{"mean", "sd", "eti_5%", "median", "eti_95%", "mcse_mean", "mcse_sd",
+        "ess_bulk", "ess_tail", "r_hat"}`` → arrays (dim,).
+        """
+        attrs_of = {"eti_5%": "q5", "eti_95%": "q95"}
+        return {name: getattr(self, attrs_of.get(name, name)) for name in STATISTICS}
+
     def __str__(self) -> str:
         width = max(9, *(len(n) for n in self.names))
-        cols = f"{'mean':>10} {'sd':>10} {'mcse':>9} {'ess_bulk':>9} {'r_hat':>6}"
-        head = f"{'parameter':<{width}} {cols}"
+        columns = self.columns()
+        formats = {
+            "mean": 9,
+            "sd": 9,
+            "eti_5%": 9,
+            "median": 9,
+            "eti_95%": 9,
+            "mcse_mean": 9,
+            "mcse_sd": 9,
+            "ess_bulk": 8,
+            "ess_tail": 8,
+            "r_hat": 6,
+        }
+        head = f"{'parameter':<{width}} " + " ".join(f"{c:>{w}}" for c, w in formats.items())
         lines = [head, "-" * len(head)]
+
+        def cell(name: str, value: float, w: int) -> str:
+            if name.startswith("ess"):
+                return f"{value:>{w}.0f}"
+            if name == "r_hat":
+                return f"{value:>{w}.3f}"
+            return f"{value:>{w}.{2 if name.startswith('mcse') else 4}g}"
+
         for i, name in enumerate(self.names):
-            lines.append(
-                f"{name:<{width}} {self.mean[i]:>10.4g} {self.sd[i]:>10.4g} "
-                f"{self.mcse[i]:>9.2g} {self.ess_bulk[i]:>9.0f} {self.r_hat[i]:>6.3f}"
-            )
+            cells = " ".join(cell(c, columns[c][i], w) for c, w in formats.items())
+            lines.append(f"{name:<{width}} {cells}")
         fr = "  ".join(f"{k} {v:.3f}" for k, v in self.fractions.items())
         lines.append(f"transitions: {fr}")
         cost = f"gradient evaluations per chain: {self.grad_evals:.0f}"
@@ -89,6 +143,18 @@ class Summary:
 def summary(trace, names: Sequence[str] | None = None) -> Summary:
     """Summarise a trace whose draws are positions (steps, chains, dim).
 
+    Per parameter, what ``arviz.summary`` computes (mean, sd, 5/50/95 %
+    quantiles, MCSE of the mean and sd, bulk and tail ESS, rank-normalised split
+    R̂ with its folded part; Vehtari et al. 2021), then the transition fractions
+    and the gradient evaluations (sampling and warm-up). Default names
+    ``x0, x1, …``, as :func:`to_inference_data`, so that
+    ``arviz.summary(to_inference_data(trace))`` has the same rows.
+
+    Raises
+    ------
+    ValueError
+        If ``names`` does not have one entry per parameter.
+
     Examples
     --------
     >>> import numpy as np
@@ -98,26 +164,29 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
     >>> tr = sample(lahmc(t, 0.5, 5, 0.5), t.sample(4, np.random.default_rng(0)), 200, seed=0)
     >>> s = summary(tr)
     >>> s.names
-    ['x[0]', 'x[1]']
+    ['x0', 'x1']
     >>> bool(np.all(s.r_hat < 1.1))
     True
     """
-    x = np.asarray(trace.positions, dtype=float)
+    x = trace.positions
     dim = x.shape[2]
-    names = list(names) if names is not None else [f"x[{i}]" for i in range(dim)]
+    names = list(names) if names is not None else default_names(dim)
     if len(names) != dim:
         raise ValueError(f"names has {len(names)} entries for {dim} parameters")
-    sd = x.reshape(-1, dim).std(axis=0, ddof=1)
-    ess_mean = np.atleast_1d(effective_sample_size(x))
-    z = rank_normalize(x)  # once, for both the bulk ESS and R-hat
+    stats = posterior_statistics(x)
     warm = getattr(trace, "warmup", None)
     return Summary(
         names=names,
-        mean=x.reshape(-1, dim).mean(axis=0),
-        sd=sd,
-        mcse=sd / np.sqrt(ess_mean),
-        ess_bulk=np.atleast_1d(effective_sample_size(z)),
-        r_hat=np.atleast_1d(split_rhat(z)),
+        mean=stats["mean"],
+        sd=stats["sd"],
+        q5=stats["eti_5%"],
+        median=stats["median"],
+        q95=stats["eti_95%"],
+        mcse_mean=stats["mcse_mean"],
+        mcse_sd=stats["mcse_sd"],
+        ess_bulk=stats["ess_bulk"],
+        ess_tail=stats["ess_tail"],
+        r_hat=stats["r_hat"],
         fractions=trace.transition_fractions(),
         grad_evals=float(np.mean(trace.grad_evals)),
         warmup_grad_evals=None if warm is None else float(np.mean(warm.grad_evals)),
@@ -137,7 +206,7 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
             "to_inference_data needs ArviZ: pip install 'ladder_mcmc[arviz]'"
         ) from err
     x = np.asarray(trace.positions)
-    names = list(names) if names is not None else [f"x{i}" for i in range(x.shape[2])]
+    names = list(names) if names is not None else default_names(x.shape[2])
     posterior = {n: np.swapaxes(x[:, :, i], 0, 1) for i, n in enumerate(names)}
     stats = {
         "rung": np.swapaxes(trace.rungs, 0, 1),

@@ -148,6 +148,14 @@ def _release_rows(store: np.memmap, row_lo: int, row_hi: int) -> None:
         mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
+def rung_dtype(max_rung: int) -> np.dtype:
+    """The smallest of int8, int16, int32 that holds the rung codes ``-1 .. max_rung``."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if max_rung <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    raise ValueError(f"max_rung must be at most {np.iinfo(np.int32).max}, got {max_rung!r}")
+
+
 class Recorder:
     """Collects draws and per-step statistics, each chain at its own step.
 
@@ -161,6 +169,10 @@ class Recorder:
     through :meth:`record_masked` (the ragged driver: one call per iteration
     costs a list append; the buffer is written out every ``flush_every``
     calls, by :meth:`flush`, in a few whole-array operations).
+
+    ``max_rung``: the largest rung code the kernel reports (``kernel.max_rung``);
+    the rung codes are held in the smallest integer type that holds it
+    (:func:`rung_dtype`).
     """
 
     def __init__(
@@ -170,10 +182,11 @@ class Recorder:
         thin: int = 1,
         allocate=None,
         flush_every: int = 64,
+        max_rung: int = 0,
     ) -> None:
         self.n_steps, self.n_chains, self.thin = n_steps, n_chains, thin
         self.n_kept = n_steps // thin
-        self.rungs = np.zeros((n_steps, n_chains), dtype=np.int8)
+        self.rungs = np.zeros((n_steps, n_chains), dtype=rung_dtype(max_rung))
         self.n_moves = np.zeros((n_steps, n_chains), dtype=np.int16)
         self.non_finite = np.zeros((n_steps, n_chains), dtype=np.int16)
         self.steps_done = np.zeros(n_chains, dtype=np.int64)
@@ -446,8 +459,9 @@ class Trace:
     states : State
         Recorded draws, leaves shaped (n_kept, chains, ...): what ``map.draw``
         returns after each kept step (positions for leapfrog).
-    rungs : int8 array (n_steps, chains)
-        The rung each step took: ``a ≥ 1`` rung ``L^a``, ``0`` flip, ``-1`` stay.
+    rungs : int array (n_steps, chains)
+        The rung each step took: ``a ≥ 1`` rung ``L^a``, ``0`` flip, ``-1`` stay
+        (int8, or the wider type ``max_rung`` needs: :func:`rung_dtype`).
     n_moves : int array (n_steps, chains)
         Map applications per step.
     non_finite_rungs : int array (n_steps, chains)

@@ -42,9 +42,10 @@ def in_open_closed(name: str, value: Any, low: float, high: float, why: str = ""
 
 
 def probability(name: str, value: Any) -> Any:
-    """``value`` unchanged, or ``ValueError`` unless it is a number in ``[0, 1]``.
+    """``value``, or ``ValueError`` unless it is a number in ``[0, 1]``.
 
-    :class:`fractions.Fraction` values are kept exact (for ``ladder_mcmc.finite``).
+    :class:`fractions.Fraction` values are kept exact (for ``ladder_mcmc.finite``);
+    a numpy number is returned as the Python number of the same value.
     """
     if isinstance(value, Fraction):
         ok = 0 <= value <= 1
@@ -55,7 +56,37 @@ def probability(name: str, value: Any) -> Any:
             ok = False
     if not ok:
         raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return python_number(value)
+
+
+def randomising_probability(name: str, value: Any, if_zero: str) -> Any:
+    """:func:`probability` in ``(0, 1]``: for a refresh whose ``value = 0`` draws nothing.
+
+    ``if_zero``: what 0 would do and what to use instead, for the message.
+    """
+    try:
+        value = probability(name, value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
+    if value == 0:
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}: {if_zero}")
     return value
+
+
+def python_number(value: Any) -> Any:
+    """A numpy number as the Python number of the same value; anything else unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every numpy number in it (in dicts, lists, tuples) made a Python one."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(json_safe(v) for v in value)
+    return python_number(value)
 
 
 def state_field(state: Any, name: str, user: str, provider: str) -> Any:
@@ -70,6 +101,15 @@ def state_field(state: Any, name: str, user: str, provider: str) -> Any:
             f"{user} needs a state with a {name} field ({provider}), got {type(state).__name__}"
         )
     return value
+
+
+def attrs_converter(check, name: str):
+    """Wrap a check as an attrs converter: the field holds what the check returns."""
+
+    def convert(value):
+        return check(name, value)
+
+    return convert
 
 
 def attrs_validator(check, name: str | None = None):

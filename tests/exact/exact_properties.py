@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
+import attrs
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +23,7 @@ from ladder_mcmc.finite import (
     extended_index,
     outcome_probabilities,
 )
-from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
 from ladder_mcmc.testing import assert_exact, finite_ladders
 
 MAX_K = 6
@@ -127,5 +129,37 @@ def metropolis_property(make_rule=LookAheadRule, max_examples: int = N_EXAMPLES,
         want = metropolis_hastings_rows(ladder)
         for k, (g, w) in enumerate(zip(got, want, strict=True)):
             assert g == w, f"K=1 differs from MH in row {k}: {g} vs {w}"
+
+    return prop
+
+
+# ------------------------------------------------------------------ fall-through rungs
+@attrs.frozen
+class FallThroughMetropolisRule(Rule):
+    """HMC written with a fall-through rung: stage 0 computes ``L ζ``; stop = flip with
+    probability ``1 − min(1, r)``, else fall through to ``L ζ`` (code 1).
+
+    The same kernel as ``LookAheadRule(1)``, reached through ``fallthrough > 0``.
+    """
+
+    positions = (1,)
+    outcomes = (FLIP,)
+    fallthrough = 1
+
+    def update(self, memory, stage, ratio):
+        return memory, 1 - np.minimum(1, ratio)
+
+
+def fallthrough_property(make_rule=FallThroughMetropolisRule, max_examples: int = 300, **kw):
+    """The fall-through rule's exact matrix equals ``LookAheadRule(1)``'s, entry for entry
+    (ladder move alone and with a direction refresh)."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=finite_ladders(max_states=12), refresh=REFRESHES)
+    def prop(ladder, refresh):
+        got = exact_transition_rows(Ladder(ladder, make_rule(), refresh), ladder)
+        want = exact_transition_rows(Ladder(ladder, LookAheadRule(1), refresh), ladder)
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert g == w, f"row {k}: fall-through rule {g}, LookAheadRule(1) {w}"
 
     return prop

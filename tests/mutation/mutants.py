@@ -1,7 +1,9 @@
 """Deliberately broken variants of library pieces (never used outside the tests).
 
-Each is a small subclass of the real thing with one line changed, so that the
-checks of ``ladder_mcmc.testing`` can be shown to catch it
+Each is a small subclass of the real thing with one line changed (or, for the run
+checks of ``ladder_mcmc.diagnostics`` and ``ladder_mcmc.checks``, a function with
+one step left out), so that the checks of ``ladder_mcmc.testing`` and the tests of
+the run checks can be shown to catch it
 (``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
 The choice of the leapfrog look-ahead driver is mutated in its source instead
 (:data:`SELECTION_MUTANTS`, :func:`selection_mutant`): the driver-equivalence
@@ -15,9 +17,13 @@ import types
 
 import attrs
 import numpy as np
+from exact_properties import FallThroughMetropolisRule  # tests/exact, on the path of the users
 
-from ladder_mcmc import ragged_leapfrog
+from ladder_mcmc import batch, ragged_leapfrog
+from ladder_mcmc.checks import _gradient_error
+from ladder_mcmc.diagnostics import _rhat_rows, _split_rows, _z_scale
 from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.ladder import Ladder
 from ladder_mcmc.refresh import MomentumRefresh
 from ladder_mcmc.rules import STAY, LookAheadRule
 
@@ -53,6 +59,29 @@ class NoFlipRule(LookAheadRule):
     """When no rung is accepted the chain stays with its direction instead of flipping."""
 
     fallthrough = STAY
+
+
+@attrs.frozen
+class StopIsAcceptRule(FallThroughMetropolisRule):
+    """HMC as a fall-through rule with the stop probability ``min(1, r)`` (the acceptance
+    probability) instead of ``1 − min(1, r)``: flips when it should move."""
+
+    def update(self, memory, stage, ratio):
+        return memory, np.minimum(1, ratio)
+
+
+class StaleFallThroughLadder(Ladder):
+    """The synchronous step recording the fall-through rung but leaving the chain where it was
+    (what ``Ladder.step`` did for ``fallthrough > 0`` before the rule contract fixed it)."""
+
+    def step(self, ks, rng):
+        new, info = super().step(ks, rng)
+        stale = info.rung == self.rule.fallthrough
+        if self.rule.fallthrough <= 0 or not stale.any():
+            return new, info
+        state = batch.where(stale, ks.state, new.state)
+        log_p = np.where(stale, ks.log_density, new.log_density)
+        return type(new)(state, new.direction, log_p, new.carry), info
 
 
 @attrs.frozen(eq=False)
@@ -152,3 +181,18 @@ def selection_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
     module = types.ModuleType("ragged_leapfrog_mutant")
     exec(compile(source, module.__name__, "exec"), module.__dict__)
     return module
+
+
+def unfolded_rank_rhat(draws):
+    """Rank-normalised split R-hat without its folded part: the bulk R-hat alone.
+
+    ``draws`` (steps, chains). Blind to chains that agree in location but not in
+    scale (Vehtari et al. 2021, section 4.2).
+    """
+    y = np.ascontiguousarray(np.asarray(draws, dtype=float).T[None])  # (1, chains, steps)
+    return float(_rhat_rows(_z_scale(_split_rows(y))[0])[0])  # bug: no max with the folded R-hat
+
+
+def sign_blind_gradient_error(analytic, numeric, floor):
+    """``checks._gradient_error`` comparing magnitudes only: ``|g|`` against ``|fd|``."""
+    return _gradient_error(np.abs(analytic), np.abs(numeric), floor)

@@ -23,9 +23,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "exact"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 
 import driver_equivalence  # noqa: E402
+from check_properties import (  # noqa: E402
+    assert_rhat_flags_different_scales,
+    assert_wrong_gradients_refused,
+)
 from driver_equivalence import driver_equivalence_property  # noqa: E402
 from exact_properties import (  # noqa: E402
+    FallThroughMetropolisRule,
     closed_form_property,
+    fallthrough_property,
     lookahead_exact_property,
 )
 from mutants import (  # noqa: E402
@@ -36,17 +42,24 @@ from mutants import (  # noqa: E402
     NoKineticLeapfrog,
     NoReverseTermRule,
     OffByOneRule,
+    StaleFallThroughLadder,
+    StopIsAcceptRule,
     selection_mutant,
+    sign_blind_gradient_error,
+    unfolded_rank_rhat,
 )
 
+import ladder_mcmc.checks  # noqa: E402
 from ladder_mcmc import (  # noqa: E402
     DirectionRefresh,
     Ladder,
     Leapfrog,
     LookAhead,
     MomentumRefresh,
+    check_gradient,
     ragged,
 )
+from ladder_mcmc.diagnostics import rank_rhat  # noqa: E402
 from ladder_mcmc.finite import FiniteLadder  # noqa: E402
 from ladder_mcmc.rules import FLIP, LookAheadRule  # noqa: E402
 from ladder_mcmc.targets import IllConditionedGaussian  # noqa: E402
@@ -111,6 +124,12 @@ def test_stochastic_catches_a_rule_breaking_its_contract():
         assert_stochastic(Decreasing(2), WITNESS)
 
 
+def test_fallthrough_property_catches_stop_is_accept():
+    fallthrough_property(max_examples=50, **MUTANT_SETTINGS)()  # control
+    with pytest.raises(AssertionError):
+        fallthrough_property(StopIsAcceptRule, max_examples=300, **MUTANT_SETTINGS)()
+
+
 # ------------------------------------------------------------------ sampled vs exact
 @pytest.mark.parametrize("schedule", ["synchronous", "ragged"])
 def test_sampled_frequencies_catch_the_missing_flip(schedule):
@@ -136,6 +155,19 @@ def test_sampled_frequencies_catch_a_driver_without_the_flip():
     with pytest.raises(AssertionError, match="chains went|binomial p-value"):
         assert_transition_frequencies(
             broken, reference=correct, n_per_state=500, schedule="synchronous"
+        )
+
+
+def test_sampled_frequencies_catch_a_driver_that_leaves_fall_through_chains():
+    rule = FallThroughMetropolisRule()
+    correct = Ladder(WITNESS, rule)
+    assert_transition_frequencies(correct, n_per_state=500, schedule="synchronous")  # control
+    with pytest.raises(AssertionError, match="chains went|binomial p-value"):
+        assert_transition_frequencies(
+            StaleFallThroughLadder(WITNESS, rule),
+            reference=correct,
+            n_per_state=500,
+            schedule="synchronous",
         )
 
 
@@ -220,3 +252,17 @@ def test_driver_equivalence_catches_selection_mutant(name, monkeypatch):
         driver_equivalence_property(
             300, check_selection=False, phases=NO_SHRINKING, **MUTANT_SETTINGS
         )()
+
+
+# ------------------------------------------------------------------- run checks
+def test_scale_case_catches_r_hat_without_its_folded_part():
+    assert_rhat_flags_different_scales(rank_rhat)  # control
+    with pytest.raises(AssertionError, match="misses 3 N"):
+        assert_rhat_flags_different_scales(unfolded_rank_rhat)
+
+
+def test_wrong_gradients_catch_a_sign_blind_gradient_check(monkeypatch):
+    assert_wrong_gradients_refused(check_gradient)  # control
+    monkeypatch.setattr(ladder_mcmc.checks, "_gradient_error", sign_blind_gradient_error)
+    with pytest.raises(AssertionError, match=r"\['wrong sign'\]"):
+        assert_wrong_gradients_refused(check_gradient)

@@ -142,7 +142,7 @@ def _refresh(draw, parts: list[str], name: str, kinetic):
                 own = POWER[0]
             refused |= own not in ("same", "equal", name)
             kin = kinetic if own == "same" else KINETICS[name if own == "equal" else own]()
-            beta = draw(st.sampled_from([0.3, 1.0, 0.0]))
+            beta = draw(st.sampled_from([0.3, 1.0, 1e-9]))
             chosen.append(
                 MomentumRefresh(beta, kin)
                 if part == "momentum"

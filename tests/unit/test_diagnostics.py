@@ -184,3 +184,45 @@ def test_ess_and_rhat_match_arviz():
     assert split_rhat(x) == pytest.approx(float(az.rhat(x.T, method="split")), rel=1e-10)
     y = ar1(0.95, 300, 3, seed=12)  # strong correlation: a long Geyer sequence
     assert effective_sample_size(y) == pytest.approx(float(az.ess(y.T, method="mean")), rel=1e-10)
+
+
+def geyer_ess_reference(x: np.ndarray) -> float:
+    """ESS of (steps, chains) ``x`` with Geyer's sequences written as loops (ArviZ's ``_ess``)."""
+    n, m = x.shape
+    y = x - x.mean(axis=0)
+    acov = np.array([[np.dot(y[: n - t, c], y[t:, c]) / n for c in range(m)] for t in range(n)])
+    mean_acov = acov.mean(axis=1)
+    mean_var = mean_acov[0] * n / (n - 1.0)
+    var_plus = mean_var * (n - 1.0) / n + (np.var(x.mean(axis=0), ddof=1) if m > 1 else 0.0)
+    rho = 1.0 - (mean_var - mean_acov) / var_plus
+    out = np.zeros(n)
+    out[0], out[1] = 1.0, rho[1]
+    even, odd = 1.0, rho[1]
+    t = 1
+    while t < n - 3 and even + odd > 0.0:
+        even, odd = rho[t + 1], rho[t + 2]
+        if even + odd >= 0:
+            out[t + 1], out[t + 2] = even, odd
+        t += 2
+    max_t = t - 2
+    if even > 0:
+        out[max_t + 1] = even
+    t = 1
+    while t <= max_t - 2:
+        if out[t + 1] + out[t + 2] > out[t - 1] + out[t]:
+            out[t + 1] = out[t + 2] = (out[t - 1] + out[t]) / 2.0
+        t += 2
+    tau = -1.0 + 2.0 * out[: max_t + 1].sum() + out[max_t + 1 : max_t + 2].sum()
+    return n * m / max(tau, 1 / np.log10(n * m))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorised_ess_equals_the_loops(seed):
+    """Every way Geyer's sequences can end: short and long, anti-correlated and drifting."""
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        steps, chains = int(rng.integers(4, 120)), int(rng.integers(1, 5))
+        x = ar1(float(rng.uniform(-0.9, 0.99)), steps, chains, seed=int(rng.integers(1 << 30)))
+        got = effective_sample_size(x, split=False)
+        want = geyer_ess_reference(x) if steps >= 4 else np.nan
+        assert got == pytest.approx(want, rel=1e-10), (steps, chains)

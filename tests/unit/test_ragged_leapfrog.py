@@ -90,7 +90,7 @@ CASES = {
     "lahmc K=4 beta=0.1": (lahmc(WELL, 1.0, 10, 0.1, 4), X_WELL, {}),
     "hmc beta=0.1": (hmc(WELL, 1.0, 10, 0.1), X_WELL, {}),
     "lahmc K=2 beta=1": (lahmc(WELL, 0.7, 3, 1.0, 2), X_WELL, {}),
-    "lahmc beta=0 (no noise)": (lahmc(GAUSS, 0.3, 4, 0.0, 3), X_GAUSS, {}),
+    "lahmc beta=1e-9 (hardly any noise)": (lahmc(GAUSS, 0.3, 4, 1e-9, 3), X_GAUSS, {}),
     "no refresh": (Ladder(Leapfrog(GAUSS, 0.3, 4), LookAheadRule(3), None), X_GAUSS, {}),
     "diagonal mass": (lahmc(GAUSS, 0.4, 3, 0.2, 4, inverse_mass=DIAGONAL), X_GAUSS, {}),
     "dense mass": (lahmc(GAUSS, 0.4, 3, 0.2, 4, inverse_mass=DENSE), X_GAUSS, {}),
