@@ -153,11 +153,23 @@ class MomentumRefresh(Refresh):
         (no noise: a chain deterministic between flips) is refused; omit the
         refresh instead.
     metric : Metric
-        The mass matrix the momentum is drawn from (identity by default).
+        The mass matrix the momentum is drawn from (identity by default). Another
+        kinetic energy (e.g. ``PowerKinetic``) is accepted only with ``beta = 1``:
+        the blend above keeps a Gaussian law only.
     """
 
     beta: float = attrs.field(converter=as_beta)
     metric: Metric = attrs.field(factory=Metric)
+
+    def __attrs_post_init__(self) -> None:
+        gaussian = getattr(self.metric, "gaussian_metric", self.metric) is not None
+        if self.beta != 1 and not gaussian:
+            raise ValueError(
+                f"MomentumRefresh(beta={self.beta!r}) on the non-Gaussian kinetic energy "
+                f"{self.metric!r}: blending √(1−β) v + √β n keeps only a Gaussian momentum "
+                "law; use NormalizedMomentumRefresh(beta, kinetic) for a partial refresh, or "
+                "beta=1 (a full redraw)"
+            )
 
     @classmethod
     def from_alpha(

@@ -143,6 +143,8 @@ def _refresh(draw, parts: list[str], name: str, kinetic):
             refused |= own not in ("same", "equal", name)
             kin = kinetic if own == "same" else KINETICS[name if own == "equal" else own]()
             beta = draw(st.sampled_from([0.3, 1.0, 1e-9]))
+            if part == "momentum" and beta != 1 and kin.gaussian_metric is None:
+                beta = 1.0  # a partial Gaussian blend of non-Gaussian momenta is refused
             chosen.append(
                 MomentumRefresh(beta, kin)
                 if part == "momentum"

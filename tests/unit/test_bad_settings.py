@@ -263,3 +263,12 @@ def test_harmonic_flow_init_errors_name_the_chains():
         HarmonicFlow(cliff, 1.0, 0.5).prepare(np.array([[1.0, 0], [-1, 0], [2, 0]]), rng)
     with pytest.raises(ValueError, match=r"shape \(chains, dim\).*\(3,\)"):
         flow.prepare(np.zeros(3), rng)
+
+
+def test_a_partial_gaussian_blend_of_non_gaussian_momenta_is_refused():
+    """√(1−β) v + √β n keeps N(0, M) invariant, not the power kinetic energy's law."""
+    kin = PowerKinetic(1.5, np.ones(2))
+    with pytest.raises(ValueError, match=r"MomentumRefresh\(beta=0.3\).*NormalizedMomentumRefresh"):
+        MomentumRefresh(0.3, kin)
+    assert MomentumRefresh(1.0, kin).beta == 1.0  # a full redraw from the kinetic energy's law
+
