@@ -200,7 +200,11 @@ class ChainStreams:
     def state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """``(meta, arrays)``: JSON-able seed, chains and generator states; the buffers."""
         meta: dict[str, Any] = {
-            "entropy": str(self.seed.entropy),
+            "entropy": (
+                str(self.seed.entropy)
+                if isinstance(self.seed.entropy, int)
+                else [str(e) for e in self.seed.entropy]
+            ),
             "spawn_key": [int(k) for k in self.seed.spawn_key],
             "pool_size": int(self.seed.pool_size),
             "chains": self.chains.tolist(),
@@ -216,8 +220,9 @@ class ChainStreams:
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> ChainStreams:
         """The streams exactly as :meth:`state` recorded them."""
         try:
+            entropy = meta["entropy"]
             seed = np.random.SeedSequence(
-                int(meta["entropy"]),
+                int(entropy) if isinstance(entropy, str) else [int(e) for e in entropy],
                 spawn_key=tuple(int(k) for k in meta["spawn_key"]),
                 pool_size=int(meta["pool_size"]),
             )

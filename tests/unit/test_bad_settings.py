@@ -271,4 +271,3 @@ def test_a_partial_gaussian_blend_of_non_gaussian_momenta_is_refused():
     with pytest.raises(ValueError, match=r"MomentumRefresh\(beta=0.3\).*NormalizedMomentumRefresh"):
         MomentumRefresh(0.3, kin)
     assert MomentumRefresh(1.0, kin).beta == 1.0  # a full redraw from the kinetic energy's law
-

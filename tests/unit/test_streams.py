@@ -72,6 +72,11 @@ def test_state_round_trip_continues_the_streams():
     again = ChainStreams.from_state(json.loads(json.dumps(meta)), arrays)
     np.testing.assert_array_equal(uniforms(again, 3000), uniforms(streams, 3000))
     np.testing.assert_array_equal(normals(again, 3000), normals(streams, 3000))
+    # a root seeded by a list of words (as the reproduction's seeds are)
+    listed = ChainStreams(np.random.SeedSequence([3, 2**40, 7]), np.arange(2))
+    uniforms(listed, 5)
+    copy = ChainStreams.from_state(*listed.state())
+    np.testing.assert_array_equal(uniforms(copy, 10), uniforms(listed, 10))
     with pytest.raises(ValueError, match="corrupt"):
         ChainStreams.from_state({"entropy": "x"}, arrays)
     with pytest.raises(ValueError, match="corrupt"):
