@@ -38,12 +38,25 @@ from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.targets import IllConditionedGaussian
 
 
+class SharedKind:
+    """One kind of draw from the shared generator: every call one call for the batch."""
+
+    def __init__(self, draw, n_chains: int) -> None:
+        self._draw, self._n = draw, n_chains
+
+    def take(self, ids, k, advance):
+        n = self._n if ids is None else len(ids)
+        return self._draw(n if k == 1 else (n, k))
+
+
 class SharedGenerator(ChainStreams):
     """One generator for the whole batch, behind the streams' interface (the old cost)."""
 
     def __init__(self, seed: int, n_chains: int) -> None:
         self._rng = np.random.default_rng(seed)
         self._n = n_chains
+        self.uniforms = SharedKind(self._rng.random, n_chains)
+        self.normals = SharedKind(self._rng.standard_normal, n_chains)
 
     @property
     def n_chains(self) -> int:
@@ -56,7 +69,7 @@ class SharedGenerator(ChainStreams):
 def seconds_per_gradient(kernel, x0, steps, streams, compiled) -> float:
     ragged_leapfrog.COMPILED = compiled
     start = time.perf_counter()
-    trace = sample(kernel, x0, steps, seed=streams)
+    trace = sample(kernel, x0, steps, seed=streams, checks=False)
     elapsed = time.perf_counter() - start
     return elapsed / trace.grad_evals.sum()
 

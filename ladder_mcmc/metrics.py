@@ -124,7 +124,10 @@ class Metric:
 
     def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         """Draws from ``N(0, M)``, shape (chains, dim)."""
-        z = rng.standard_normal(shape)
+        return self.momentum_of(rng.standard_normal(shape))
+
+    def momentum_of(self, z: np.ndarray) -> np.ndarray:
+        """The momenta ``M^{1/2} z`` of standard normals ``z`` (chains, dim): ``N(0, M)``."""
         if self.inverse_mass is None:
             return z
         if self._sqrt_mass is not None:

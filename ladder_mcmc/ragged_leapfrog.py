@@ -60,7 +60,7 @@ from ladder_mcmc.iteration_buffer import IterationBuffer
 from ladder_mcmc.ladder import Ladder, LadderState
 from ladder_mcmc.metrics import Metric, row_dot
 from ladder_mcmc.refresh import same_kinetic_energy
-from ladder_mcmc.streams import ChainRandom, ChainStreams
+from ladder_mcmc.streams import ChainStreams
 from ladder_mcmc.trace import Recorder
 
 #: Run the per-chain bookkeeping compiled (:mod:`ladder_mcmc.ragged_numba`)? ``True``
@@ -272,22 +272,22 @@ def run(
             # ---- MomentumRefresh on the physical momentum -----------------------
             p_nxt = nxt[:, cp]
             ids = None if columns is None else chain_id
+            advance = None if everyone else done  # the decided chains' streams move on
             if kp.refresh:
-                p_ref = kp.refreshed(p_nxt, streams.view(ids, None if everyone else done))
+                p_ref = kp.refreshed(p_nxt, streams.normals.take(ids, dim, advance))
                 np.subtract(kp.minus_half_pp(p_ref), nxt[:, ce], out=nxt[:, clp])
             else:
                 p_ref = p_nxt.copy()
             xc, gc = nxt[:, cx], nxt[:, cg]
             full = window.push(iteration, done, start, stop, xc, non_finite, columns)
             # the next step's uniform, drawn by the chains that go on to one
-            going_on = None if everyone else done
             if iteration >= check_from:
                 if steps_now is None:
                     steps_now = window.pending_steps()[chain_id]
                 else:
                     steps_now = steps_now + done
-                going_on = done & (steps_now < n_steps)
-            u_next = streams.view(ids, going_on).random(chain_id.size)
+                advance = done & (steps_now < n_steps)
+            u_next = streams.uniforms.take(ids, 1, advance)
             if everyone:
                 pc = p_ref
                 np.negative(p_ref, out=nxt[:, cp])
@@ -332,7 +332,7 @@ def initial_origin(
     origin[:, :dim], origin[:, dim : 2 * dim] = state.x, -(d_col * state.v)
     origin[:, 2 * dim : 3 * dim] = state.grad
     origin[:, 3 * dim], origin[:, 3 * dim + 1] = state.energy, ks.log_density
-    origin[:, 3 * dim + 2] = streams.view(None, going_on).random(n)
+    origin[:, 3 * dim + 2] = streams.uniforms.take(None, 1, going_on)
     return origin, p
 
 
@@ -372,7 +372,7 @@ class _Parameters:
     eps: float
     n_leapfrog: int
     velocity: Any  # the metric's M⁻¹p, None for the identity
-    sample_momentum: Any
+    momentum_of: Any  # the refresh metric's M^{1/2} z
     refresh: bool
     keep_coef: float | None  # √(1−β), None for a full refresh
     noise_coef: float | None  # √β
@@ -383,9 +383,9 @@ class _Parameters:
         map_: Leapfrog = kernel.map
         metric, rungs, partial = declared(kernel)
         keep = noise = None
-        sample_momentum = metric.sample_momentum
+        momentum_of = metric.momentum_of
         if partial is not None:
-            beta, sample_momentum = partial[0], partial[1].sample_momentum
+            beta, momentum_of = partial[0], partial[1].momentum_of
             if beta != 1:
                 keep, noise = math.sqrt(1.0 - beta), math.sqrt(beta)
         return cls(
@@ -393,7 +393,7 @@ class _Parameters:
             float(map_.step_size),
             int(map_.n_steps),
             None if metric.inverse_mass is None else metric.velocity,
-            sample_momentum,
+            momentum_of,
             partial is not None,
             keep,
             noise,
@@ -422,9 +422,13 @@ class _Parameters:
         """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
         return row_dot(p, p if self.velocity is None else self.velocity(p)) * -0.5
 
-    def refreshed(self, p: np.ndarray, rng: ChainRandom) -> np.ndarray:
-        """``MomentumRefresh`` on the physical momentum: ``√(1−β) p + √β n``."""
-        noise = self.sample_momentum(rng, p.shape)
+    def refreshed(self, p: np.ndarray, normals: np.ndarray) -> np.ndarray:
+        """``MomentumRefresh`` on the physical momentum: ``√(1−β) p + √β n``.
+
+        ``normals``: the chains' next standard normals, shape of ``p`` (what
+        ``Metric.sample_momentum`` draws, taken from the streams directly).
+        """
+        noise = self.momentum_of(normals.reshape(p.shape))
         return noise if self.keep_coef is None else self.keep_coef * p + self.noise_coef * noise
 
 
@@ -446,9 +450,10 @@ def _run_in_step(kernel, ks, recorder, streams, on_progress, until):
     x, e, g = state.x, state.energy, state.grad
     p = direction[:, None].astype(float) * state.v
     lp = np.asarray(ks.log_density, dtype=float)
-    rng = streams.view()
     iterations = n_steps - int(recorder.steps_done[0])
-    u = rng.random(n) if iterations > 0 else None  # LookAheadRule.uniform
+    # LookAheadRule.uniform and Metric.sample_momentum, from the streams directly
+    uniforms, normals = streams.uniforms, streams.normals
+    u = uniforms.take(None, 1, None) if iterations > 0 else None
     window = IterationBuffer(recorder, dim)
     everyone = np.ones(n, dtype=bool)
     try:
@@ -475,14 +480,14 @@ def _run_in_step(kernel, ks, recorder, streams, on_progress, until):
             lp = np.where(flip, lp, lp1)
             # ---- MomentumRefresh on the physical momentum -------------------
             if kp.refresh:
-                p = kp.refreshed(p, rng)
+                p = kp.refreshed(p, normals.take(None, dim, None))
                 lp = kp.minus_half_pp(p) - e
             if window.push(iteration, everyone, iteration, stop, x, non_finite):
                 window.write()
                 if on_progress is not None:
                     on_progress(recorder.completed())
             if iteration + 1 < iterations:  # the next step's uniform
-                u = rng.random(n)
+                u = uniforms.take(None, 1, None)
     except BaseException:
         window.write()  # Ctrl-C (or an error in the target) keeps every finished step
         raise

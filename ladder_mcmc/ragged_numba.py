@@ -281,21 +281,21 @@ def run(
             if n_done == 0:
                 xc, pc, gc = x, p, g
                 continue
+            # the decided chains' streams (a 0/1 mask moves a stream on like a boolean)
             ids = None if columns is window.all_columns else chain_id
-            done = ints[DONE].astype(bool) if n_done < chain_id.size else None
+            advance = ints[DONE] if n_done < chain_id.size else None
             if kp.refresh:
-                p_ref = kp.refreshed(p_next, streams.view(ids, done))
+                p_ref = kp.refreshed(p_next, streams.normals.take(ids, dim, advance))
                 lp_ref = kp.minus_half_pp(p_ref) - el_next[0]
             else:
                 p_ref, lp_ref = p_next, el_next[1]
             # the next step's uniform, drawn by the chains that go on to one
-            going_on = done
             if iteration >= check_from:
                 if steps_now is None:  # (this iteration is not in the window yet)
                     steps_now = window.pending_steps()[chain_id]
                 steps_now = steps_now + ints[DONE]
-                going_on = ints[DONE].astype(bool) & (steps_now < n_steps)
-            u_new = streams.view(ids, going_on).random(chain_id.size)
+                advance = ints[DONE].astype(bool) & (steps_now < n_steps)
+            u_new = streams.uniforms.take(ids, 1, advance)
             _restart(
                 x, p, g, e, p_ref, lp_ref, u_new, origin, ints, current, iteration,
                 window.block, window.rows, window.draw, columns,

@@ -94,9 +94,10 @@ class _Stream:
     def refill(self, k: int) -> None:
         """Make at least ``k`` unconsumed draws available in every chain's row."""
         n = len(self.generators)
-        if 2 * k > self.capacity:  # grow, keeping every row's unconsumed draws
-            capacity = max(2 * self.capacity, 1 << (32 * k - 1).bit_length())
-            capacity = max(min(capacity, _BUDGET // (8 * max(n, 1))), 1 << (2 * k - 1).bit_length())
+        # room for some 32 calls of k draws, within the memory budget, and for 2 at least
+        wanted = max(min(1 << (32 * k - 1).bit_length(), _BUDGET // (8 * max(n, 1))), 2 * k)
+        if wanted > self.capacity:  # grow, keeping every row's unconsumed draws
+            capacity = max(wanted, self.capacity)
             buffer = np.empty((n, capacity))
             for i in range(n):
                 rest = self.buffer[i, self.offset[i] :]
@@ -177,6 +178,8 @@ class ChainStreams:
             )
             for code, kind in enumerate(_KINDS)
         }
+        #: the chains' uniform and normal streams, for drivers that know what they draw:
+        #: ``take(ids, k, advance)`` is what a view's ``random``/``standard_normal`` call
         self.uniforms, self.normals = self._streams["uniform"], self._streams["normal"]
 
     @classmethod
