@@ -8,8 +8,8 @@ averaging and a diagonal inverse mass matrix (Stan's windows). Figure of merit:
 
     min over coordinates i of min(bulk ESS of x_i, bulk ESS of x_i²)   per 1000 gradients,
 
-(:func:`ladder_mcmc.summary.min_bulk_ess`), bulk ESS =
-:func:`ladder_mcmc.summary.rank_normalize` then
+(:func:`ladder_mcmc.diagnostics.summary.min_bulk_ess`), bulk ESS =
+:func:`ladder_mcmc.diagnostics.summary.rank_normalize` then
 :func:`ladder_mcmc.diagnostics.effective_sample_size` (split, multi-chain, Geyer),
 gradients = all chains' gradient evaluations in the sampling phase (and, in the second
 figure, the warm-up's too). ESS from 4 chains is noisy, so every configuration runs
@@ -21,11 +21,11 @@ replaces the fixed ``M`` by the rule of that document: after warm-up,
 ``M = max(1, round((π/2) / ε))`` — a quarter period of a unit Gaussian per rung in
 the adapted metric (warm-up itself runs with the fixed ``M``). ``--power`` adds
 rows with a heavier-tailed kinetic energy ``K(v) = Σ|w|^a/a``
-(:class:`ladder_mcmc.kinetic.PowerKinetic`) and its exact partial momentum refresh
-(:class:`ladder_mcmc.kinetic.NormalizedMomentumRefresh`); see :data:`POWER`.
+(:class:`ladder_mcmc.hamiltonian.kinetic.PowerKinetic`) and its exact partial momentum refresh
+(:class:`ladder_mcmc.hamiltonian.momentum.NormalizedMomentumRefresh`); see :data:`POWER`.
 ``--lifted`` adds rows with the same kinetic energy and, instead of the partial
 refresh, the lifted refresh of each coordinate's kinetic-energy quantile
-(:class:`ladder_mcmc.lifted_refresh.LiftedQuantileRefresh`); see :data:`LIFTED`.
+(:class:`ladder_mcmc.hamiltonian.lifted.LiftedQuantileRefresh`); see :data:`LIFTED`.
 
 Run::
 
@@ -56,15 +56,18 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.adaptation import warmup as run_warmup
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.lifted_refresh import LiftedLeapfrog, LiftedQuantileRefresh
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.summary import min_bulk_ess
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.tempered import TemperedLeapfrog
+from ladder_mcmc.diagnostics import min_bulk_ess
+from ladder_mcmc.hamiltonian import (
+    Leapfrog,
+    LiftedLeapfrog,
+    LiftedQuantileRefresh,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
+    TemperedLeapfrog,
+)
+from ladder_mcmc.ladder import Ladder, LookAheadRule
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.run import warmup as run_warmup
 
 #: NUTS (NumPyro 0.22 / BlackJAX 1.7), quoted from issue 6: min bulk ESS per 1000
 #: gradients, (sampling phase, warm-up counted).
@@ -120,10 +123,10 @@ GRIDS = {
 #: CHOSEN Gaussian-momentum kernel (step size and diagonal mass, Stan windows), then
 #: the rest of the 1000 with the power kinetic (step size only; the package's warm-up
 #: would replace a non-Gaussian metric by a Gaussian one when it adapts the mass) —
-#: then sampling with ``K(v) = Σ|w|^a/a`` (:class:`ladder_mcmc.kinetic.PowerKinetic`),
-#: the exact partial refresh :class:`ladder_mcmc.kinetic.NormalizedMomentumRefresh`
+#: then sampling with ``K(v) = Σ|w|^a/a`` (:class:`ladder_mcmc.hamiltonian.kinetic.PowerKinetic`),
+#: the exact partial refresh :class:`ladder_mcmc.hamiltonian.momentum.NormalizedMomentumRefresh`
 #: with ``β`` below, ``M`` and ``K`` as given. ``heat > 1`` uses
-#: :class:`ladder_mcmc.tempered.TemperedLeapfrog` instead of the leapfrog.
+#: :class:`ladder_mcmc.hamiltonian.tempered.TemperedLeapfrog` instead of the leapfrog.
 #: The first version of this page used a = 1.5, β = 1, M = 100 (``--power-a 1.5
 #: --power-beta 1 --power-n-leapfrog 100``, bit-identical to its rows).
 POWER = {"a": 1.25, "beta": 0.2, "n_leapfrog": 30, "target_prob": 0.8, "heat": 1.0}
@@ -131,8 +134,8 @@ POWER_STAGE1 = 0.75
 
 #: ``--lifted`` rows: :func:`run_power` with ``LIFTED["delta"]`` — the kinetic energy of
 #: :data:`POWER` (``a``, ``M``, target probability), the map
-#: :class:`~ladder_mcmc.lifted_refresh.LiftedLeapfrog`, and as the only refresh the lifted
-#: quantile refresh :class:`~ladder_mcmc.lifted_refresh.LiftedQuantileRefresh` with step
+#: :class:`~ladder_mcmc.hamiltonian.lifted.LiftedLeapfrog`, and as the only refresh the lifted
+#: quantile refresh :class:`~ladder_mcmc.hamiltonian.lifted.LiftedQuantileRefresh` with step
 #: ``delta`` in the quantile and relative ``jitter`` (0: fixed δ); ``beta > 0`` puts the
 #: partial refresh ``NormalizedMomentumRefresh(beta)`` before it; ``target_prob`` is the
 #: second warm-up stage's target probability (the power rows use ``POWER["target_prob"]``).
@@ -159,7 +162,7 @@ def run_power(
     keep_trace: bool = False,
 ) -> dict:
     """One run of the power-kinetic LAHMC (see :data:`POWER`); ``keep_trace`` adds the
-    :class:`~ladder_mcmc.trace.Trace` under ``"trace"`` (for tests).
+    :class:`~ladder_mcmc.run.trace.Trace` under ``"trace"`` (for tests).
 
     ``lift_delta`` set: the lifted kernel of :data:`LIFTED` — ``LiftedLeapfrog`` and
     ``LiftedQuantileRefresh(lift_delta, kin, lift_jitter)``, preceded by the partial
@@ -360,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--power",
         action="store_true",
-        help="add rows with the kinetic energy Σ|w|^a/a (ladder_mcmc.kinetic; see POWER)",
+        help="add rows with the kinetic energy Σ|w|^a/a (PowerKinetic; see POWER)",
     )
     ap.add_argument("--power-a", type=float, default=POWER["a"], help="exponent a of --power")
     ap.add_argument(
@@ -373,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--lifted",
         action="store_true",
-        help="add rows with the lifted quantile refresh (ladder_mcmc.lifted_refresh; see LIFTED)",
+        help="add rows with the lifted quantile refresh (lifted_lahmc; see LIFTED)",
     )
     ap.add_argument("--lift-delta", type=float, default=LIFTED["delta"], help="δ of --lifted")
     ap.add_argument(

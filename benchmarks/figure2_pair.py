@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ladder_mcmc import hmc, lahmc, sample
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.models import IllConditionedGaussian
 
 #: gradients per chain until the autocorrelation falls to 0.5 (docs/figures/figure2.md)
 GRADIENTS_TO_HALF = {"hmc": 147192, "lahmc": 107853}

@@ -30,7 +30,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     import ladder_mcmc
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.models import IllConditionedGaussian
 
 
 def peak_rss_mib() -> float:

@@ -10,8 +10,8 @@ per chain-gradient (seconds / (chains × gradient evaluations per chain)) of
 * ``hmc`` and ``lahmc`` (K = 4) from ``ladder_mcmc``, each under both schedules
   (``ragged``, the default, and ``synchronous``), timed around the whole
   ``sample`` call (trace included). ``ragged`` runs these kernels on the
-  specialised driver (``ladder_mcmc.ragged_leapfrog``) with its bookkeeping
-  compiled by numba (``ladder_mcmc.ragged_numba``, the ``fast`` extra; the
+  specialised driver (``ladder_mcmc.drivers._leapfrog``) with its bookkeeping
+  compiled by numba (``ladder_mcmc.drivers._leapfrog_numba``, the ``fast`` extra; the
   numpy bookkeeping when numba is absent); ``ragged numpy`` forces the numpy
   bookkeeping; ``ragged generic`` forces the generic driver every other kernel
   (a user's own map, rule or refresh) runs on — the same draws, bit for bit,
@@ -47,8 +47,8 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     import ladder_mcmc
-from ladder_mcmc import hmc, lahmc, ragged_leapfrog, sample
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc import drivers, hmc, lahmc, sample
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 
 CHAINS, STEP_SIZE, N_LEAPFROG, BETA, LOOK_AHEAD = 100, 1.0, 10, 0.1, 4
 
@@ -107,23 +107,23 @@ def _time_bare(target, x0, n_steps, seed, n_leapfrog=N_LEAPFROG):
 @contextlib.contextmanager
 def _compiled(on: bool):
     """Force the specialised driver's bookkeeping: compiled (numba) or numpy."""
-    before = ragged_leapfrog.COMPILED
-    ragged_leapfrog.COMPILED = on and importlib.util.find_spec("numba") is not None
+    before = drivers.COMPILED
+    drivers.COMPILED = on and importlib.util.find_spec("numba") is not None
     try:
         yield
     finally:
-        ragged_leapfrog.COMPILED = before
+        drivers.COMPILED = before
 
 
 @contextlib.contextmanager
 def _generic_driver():
     """Run the generic ragged driver even where the specialised one applies."""
-    applies_to = ragged_leapfrog.applies_to
-    ragged_leapfrog.applies_to = lambda kernel: False
+    before = drivers.FAST_PATH
+    drivers.FAST_PATH = False
     try:
         yield
     finally:
-        ragged_leapfrog.applies_to = applies_to
+        drivers.FAST_PATH = before
 
 
 def _time_library(kernel, schedule, x0, n_steps, seed):

@@ -1,6 +1,6 @@
 """Adapted LAHMC and HMC on the seven posteriordb posteriors, against the reference runs.
 
-For every posterior in :mod:`ladder_mcmc.posteriors` and for LAHMC (look-ahead ``K``)
+For every posterior in :mod:`ladder_mcmc.models.posteriors` and for LAHMC (look-ahead ``K``)
 and HMC (``K = 1``) with the same leapfrog length ``M`` and momentum refresh ``β``,
 this script starts ``chains`` chains at points uniform on ``(-r, r)`` per unconstrained
 coordinate (``r = 0.5`` by default, Stan's ``init=0.5``; Stan's default ``r = 2`` puts
@@ -52,8 +52,8 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import hmc, lahmc, sample
-from ladder_mcmc import posteriors as pdb
-from ladder_mcmc.posteriors.comparison import compare
+from ladder_mcmc.models import posteriors as pdb
+from ladder_mcmc.models.posteriors.comparison import compare
 
 TARGET_PROB = 0.8
 

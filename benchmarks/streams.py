@@ -1,6 +1,6 @@
 """What per-chain random streams cost: the same run with one shared generator, side by side.
 
-Every chain draws from its own stream (``ladder_mcmc.streams``), so that the
+Every chain draws from its own stream (``ladder_mcmc.drivers.streams``), so that the
 draws do not depend on the schedule, on checkpoints or on an executor's groups.
 This script times ``sample`` with those streams against the same drivers fed by
 one shared ``numpy.random.Generator`` (what the package used before: each draw
@@ -33,9 +33,9 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     import ladder_mcmc
-from ladder_mcmc import hmc, lahmc, ragged_leapfrog, sample
-from ladder_mcmc.streams import ChainStreams
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc import drivers, hmc, lahmc, sample
+from ladder_mcmc.drivers import ChainStreams
+from ladder_mcmc.models import IllConditionedGaussian
 
 
 class SharedKind:
@@ -67,7 +67,7 @@ class SharedGenerator(ChainStreams):
 
 
 def seconds_per_gradient(kernel, x0, steps, streams, compiled) -> float:
-    ragged_leapfrog.COMPILED = compiled
+    drivers.COMPILED = compiled
     start = time.perf_counter()
     trace = sample(kernel, x0, steps, seed=streams, checks=False)
     elapsed = time.perf_counter() - start
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{dim:>8} {chains:>6} {name:>16} {1e6 * best['shared']:>9.3f} "
                     f"{1e6 * best['per-chain']:>9.3f} {ratio:>6.2f}"
                 )
-    ragged_leapfrog.COMPILED = None
+    drivers.COMPILED = None
     print(f"# ratio per-chain / shared: median {np.median(ratios):.2f}, max {max(ratios):.2f}")
 
 

@@ -10,7 +10,7 @@ Every shipped rule on the leapfrog ladder with the paper's Table 1 settings
   autocorrelation falls to 0.5 (``ladder_mcmc.diagnostics``: known zero mean,
   pooled over dimensions and chains, lags up to half the run).
 
-Chains start at exact draws (``ladder_mcmc.reproduction.settings.run``), so no
+Chains start at exact draws (``ladder_mcmc.paper.settings.run``), so no
 burn-in is needed; the same seed key is used for every rule of a (target, β)
 pair (common starting points). ``--delta-sweep`` instead runs
 ``PersistentUniformRule(4, δ)`` for several δ (how the default δ was chosen).
@@ -37,14 +37,14 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 from ladder_mcmc import Ladder, Leapfrog, MomentumRefresh
 from ladder_mcmc.diagnostics import autocorrelation_vs_grads, grads_to_threshold
-from ladder_mcmc.reproduction import settings
-from ladder_mcmc.reproduction.figure2 import thin_for
-from ladder_mcmc.rules import (
+from ladder_mcmc.ladder import (
     LookAheadRule,
     PersistentUniformRule,
     ReducedFlipLookAheadRule,
     ReducedFlipRule,
 )
+from ladder_mcmc.paper import settings
+from ladder_mcmc.paper.figure2 import thin_for
 
 RULES = {
     "HMC": lambda: LookAheadRule(1),

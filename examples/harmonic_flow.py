@@ -1,6 +1,6 @@
 """The exact harmonic flow as the ladder map for a non-Gaussian target, exp(−x⁴/4).
 
-The map (:class:`ladder_mcmc.harmonic.HarmonicFlow`) rotates each ``(x_i, v_i/ω)``
+The map (:class:`ladder_mcmc.hamiltonian.harmonic.HarmonicFlow`) rotates each ``(x_i, v_i/ω)``
 plane by ``ωt``: the exact flow of ``½ω²x² + ½v²``. It is volume preserving and
 reversible (through the momentum flip) but does not conserve the target's
 energy ``x⁴/4 + v²/2``, so the ladder's rule does the correcting, and no
@@ -34,8 +34,8 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import FunctionTarget, Ladder, MomentumRefresh, sample
 from ladder_mcmc.diagnostics import effective_sample_size
-from ladder_mcmc.harmonic import HarmonicFlow
-from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.hamiltonian import HarmonicFlow
+from ladder_mcmc.ladder import LookAheadRule
 
 QUARTIC = FunctionTarget(lambda x: 0.25 * (x**4).sum(1), lambda x: x**3, dim=2)
 

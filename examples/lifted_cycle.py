@@ -1,6 +1,6 @@
 """Lifted random walk on a cycle: mixing time against n, reversible walk vs persistent ladder.
 
-The map is the shift ``i → i + 1 (mod n)`` (:class:`ladder_mcmc.cycle.CycleShift`)
+The map is the shift ``i → i + 1 (mod n)`` (:class:`ladder_mcmc.ladder.cycle.CycleShift`)
 with the uniform target. Two ladder kernels, both ``K = 1`` (every move is
 accepted, the target being uniform):
 
@@ -13,7 +13,7 @@ Mixing time, precisely: from the extended state ``(0, +1)`` (every start is
 equivalent by the cycle's symmetry), the number of steps ``t`` until the total
 variation distance between the law of ``(i_t, d_t)`` and the uniform law on the
 ``2n`` extended states first falls to ``1/4`` or below. The law is computed
-exactly — by iterating the transition matrix that ``ladder_mcmc.finite`` builds
+exactly — by iterating the transition matrix that ``ladder_mcmc.verify.finite`` builds
 from the kernel's own rule arithmetic (rational, then converted to floats for the
 iteration) — not estimated. ``n`` is odd so that the ±1 walk is aperiodic. A
 Monte Carlo run of the sampler itself is compared with the exact law at one ``n``.
@@ -43,9 +43,8 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import DirectionRefresh, Ladder, sample
-from ladder_mcmc.cycle import CycleShift
-from ladder_mcmc.finite import FiniteLadder, exact_transition_rows
-from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.ladder import CycleShift, LookAheadRule
+from ladder_mcmc.verify import FiniteLadder, exact_transition_rows
 
 
 def kernels(n: int) -> dict[str, Ladder]:

@@ -9,7 +9,7 @@ with the package's warm-up (step size by dual averaging, diagonal inverse mass):
   Gaussian-momentum setting of ``docs/against-nuts.md``;
 * ``lifted_lahmc(M = 30)``: a heavier-tailed kinetic energy ``Σ|w|^1.25/1.25`` whose
   per-coordinate energy quantile is swept up and down in persistent steps of 0.06
-  (:class:`~ladder_mcmc.lifted_refresh.LiftedQuantileRefresh`), target probability 0.7.
+  (:class:`~ladder_mcmc.hamiltonian.lifted.LiftedQuantileRefresh`), target probability 0.7.
 
 Printed per kernel: min over coordinates of the bulk ESS of ``x_i`` and ``x_i²`` per
 1000 gradients, sampling phase and with the warm-up's gradients counted (NUTS, quoted in
@@ -36,9 +36,8 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import lahmc, lifted_lahmc, sample
-from ladder_mcmc.diagnostics import autocorrelation
-from ladder_mcmc.summary import min_bulk_ess
-from ladder_mcmc.targets import RoughWell
+from ladder_mcmc.diagnostics import autocorrelation, min_bulk_ess
+from ladder_mcmc.models import RoughWell
 
 RIPPLE = 4.0  # the barriers of cos(π x / 2) are 4 units apart
 

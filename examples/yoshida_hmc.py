@@ -1,6 +1,6 @@
 """Higher-order integrators as LAHMC maps: leapfrog vs McLachlan's two-stage vs Yoshida's 4th order.
 
-All three maps are :class:`~ladder_mcmc.hmc.Leapfrog`-like (same phase state,
+All three maps are :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`-like (same phase state,
 metric, flip and validation), so they plug into the same look-ahead rule and
 momentum refresh. They are compared at the *same gradient cost per rung* and
 the same trajectory length per rung (``T = ε·M``):
@@ -33,8 +33,8 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh, sample
 from ladder_mcmc.diagnostics import autocorrelation_vs_grads, grads_to_threshold
-from ladder_mcmc.integrators import McLachlan2, Yoshida4
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.hamiltonian import McLachlan2, Yoshida4
+from ladder_mcmc.models import IllConditionedGaussian
 
 
 def rms_energy_error(map_, target, rng) -> float:

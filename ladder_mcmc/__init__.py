@@ -2,39 +2,73 @@
 
 Implements and generalises Look-Ahead HMC (Sohl-Dickstein, Mudigonda & DeWeese,
 "Hamiltonian Monte Carlo Without Detailed Balance", ICML 2014).
+
+The package is a house of seven rooms, each a subpackage:
+
+* :mod:`ladder_mcmc.ladder` — the abstract ladder: reversible maps, transition
+  rules, refreshes, and the kernel made of them (nothing Hamiltonian);
+* :mod:`ladder_mcmc.hamiltonian` — HMC as one instance of it: the leapfrog map,
+  kinetic energies, momentum refreshes, and the samplers ``hmc`` and ``lahmc``;
+* :mod:`ladder_mcmc.drivers` — how steps are run: one driver contract, two
+  schedules (synchronous, ragged), per-chain random streams;
+* :mod:`ladder_mcmc.run` — running chains: ``sample``, ``resume``, the trace,
+  warm-up, checkpoints, executors;
+* :mod:`ladder_mcmc.diagnostics` — what the draws say: autocorrelation, ESS, R̂,
+  the rung table, the checks of a run;
+* :mod:`ladder_mcmc.verify` — exact and property-based verification;
+* :mod:`ladder_mcmc.models` — targets to sample, and real posteriors;
+
+and :mod:`ladder_mcmc.paper` reproduces the paper's experiments. Everything most
+users need is importable from here. The former flat module paths
+(``ladder_mcmc.targets``, ``ladder_mcmc.hmc``, ...) still import, as their new homes
+(:mod:`ladder_mcmc._former_paths`).
 """
 
-from ladder_mcmc.checks import SamplingWarning, check_gradient
-from ladder_mcmc.cycle import CycleShift
-from ladder_mcmc.harmonic import HarmonicFlow
-from ladder_mcmc.hmc import Leapfrog, PhaseState, hmc, lahmc
-from ladder_mcmc.integrators import McLachlan2, Yoshida4
-from ladder_mcmc.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.ladder import Ladder, LadderState, LookAhead, StepInfo
-from ladder_mcmc.lifted_refresh import (
+from ladder_mcmc import _former_paths
+from ladder_mcmc.diagnostics.checks import SamplingWarning
+from ladder_mcmc.diagnostics.gradient import check_gradient
+from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
+from ladder_mcmc.hamiltonian.integrators import McLachlan2, Yoshida4
+from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
+from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.hamiltonian.lifted import (
     LiftedLeapfrog,
     LiftedPhaseState,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
-    lifted_lahmc,
 )
-from ladder_mcmc.maps import ReversibleMap
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.persistent_uniform import PersistentUniformRule
-from ladder_mcmc.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
-from ladder_mcmc.refresh import ComposedRefresh, DirectionRefresh, MomentumRefresh, Refresh
-from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
-from ladder_mcmc.sampling import resume, sample
-from ladder_mcmc.targets import FunctionTarget, Target
-from ladder_mcmc.tempered import TemperedLeapfrog
-from ladder_mcmc.trace import Trace
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
+from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
+from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
+from ladder_mcmc.ladder.cycle import CycleShift
+from ladder_mcmc.ladder.kernel import Ladder, LadderState, LookAhead, StepInfo
+from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.ladder.persistent_uniform import PersistentUniformRule
+from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
+from ladder_mcmc.ladder.refresh import ComposedRefresh, DirectionRefresh, Refresh
+from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule
+from ladder_mcmc.models.targets import FunctionTarget, Target
+from ladder_mcmc.run.resume import resume
+from ladder_mcmc.run.sample import sample
+from ladder_mcmc.run.trace import Trace
 
 __version__ = "0.1.0"
+
+_former_paths.install()
+
+
+def __getattr__(name: str):
+    """``ladder_mcmc.targets`` and the other former modules, imported on first access."""
+    return _former_paths.former_attribute(name)
+
 
 __all__ = [
     "FLIP",
     "STAY",
+    "ChainStreams",
     "ComposedRefresh",
     "CycleShift",
     "DirectionRefresh",

@@ -1,8 +1,8 @@
-"""``python -m ladder_mcmc``: the ``ladder-mcmc`` command line (:mod:`ladder_mcmc.cli`)."""
+"""``python -m ladder_mcmc``: the ``ladder-mcmc`` command line (:mod:`ladder_mcmc.paper.cli`)."""
 
 import sys
 
-from ladder_mcmc.cli import main
+from ladder_mcmc.paper.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

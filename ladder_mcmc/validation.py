@@ -44,7 +44,7 @@ def in_open_closed(name: str, value: Any, low: float, high: float, why: str = ""
 def probability(name: str, value: Any) -> Any:
     """``value``, or ``ValueError`` unless it is a number in ``[0, 1]``.
 
-    :class:`fractions.Fraction` values are kept exact (for ``ladder_mcmc.finite``);
+    :class:`fractions.Fraction` values are kept exact (for ``ladder_mcmc.verify.finite``);
     a numpy number is returned as the Python number of the same value.
     """
     if isinstance(value, Fraction):

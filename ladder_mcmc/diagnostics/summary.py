@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
-from ladder_mcmc.diagnostics import STATISTICS, effective_sample_size, posterior_statistics
+from ladder_mcmc.diagnostics.ess import STATISTICS, effective_sample_size, posterior_statistics
 
 
 def rank_normalize(draws: np.ndarray) -> np.ndarray:
@@ -29,7 +29,7 @@ def min_bulk_ess(positions: np.ndarray) -> float:
     """Min over coordinates ``i`` of min(bulk ESS of ``x_i``, bulk ESS of ``x_i²``).
 
     Bulk ESS = :func:`rank_normalize`, then the split-chain
-    :func:`~ladder_mcmc.diagnostics.effective_sample_size` (Vehtari et al. 2021).
+    :func:`~ladder_mcmc.diagnostics.ess.effective_sample_size` (Vehtari et al. 2021).
     The figure of merit of ``docs/against-nuts.md`` (issue 6's NUTS comparison);
     ``positions`` (steps, chains, dim).
     """
@@ -39,7 +39,7 @@ def min_bulk_ess(positions: np.ndarray) -> float:
 
 def default_names(dim: int) -> list[str]:
     """Parameter names when none are given: ``x0, x1, …`` (:func:`summary`,
-    :func:`to_inference_data` and the warnings of :mod:`ladder_mcmc.checks`)."""
+    :func:`to_inference_data` and the warnings of :mod:`ladder_mcmc.diagnostics.checks`)."""
     return [f"x{i}" for i in range(dim)]
 
 
@@ -48,7 +48,7 @@ class Summary:
     """Per-parameter statistics and the run's transition fractions.
 
     The statistics are those of ``arviz.summary`` (ArviZ 0.23), computed by
-    :func:`~ladder_mcmc.diagnostics.posterior_statistics`; :meth:`columns`
+    :func:`~ladder_mcmc.diagnostics.ess.posterior_statistics`; :meth:`columns`
     gives them under ArviZ's column names.
 
     Attributes
@@ -159,7 +159,7 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import lahmc, sample
-    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> t = IllConditionedGaussian(2, log_condition=1)
     >>> tr = sample(lahmc(t, 0.5, 5, 0.5), t.sample(4, np.random.default_rng(0)), 200, seed=0)
     >>> s = summary(tr)

@@ -21,9 +21,12 @@ count of finished steps so far.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ladder_mcmc.trace import Recorder
+if TYPE_CHECKING:
+    from ladder_mcmc.run.recorder import Recorder
 
 #: rows of :attr:`IterationBuffer.block` (and of a compiled driver's per-chain state)
 START, NON_FINITE, STOP, DONE = 0, 1, 2, 3
@@ -125,7 +128,7 @@ class IterationBuffer:
     def pushed(self, iteration: int, non_finite: bool) -> bool:
         """Complete a row whose chain columns a compiled loop has filled; True when full.
 
-        The loop (:func:`ladder_mcmc.ragged_numba._restart`, on a buffer built
+        The loop (:func:`ladder_mcmc.drivers._leapfrog_numba._restart`, on a buffer built
         with ``direct=False``) wrote row :attr:`rows` of :attr:`block` (done,
         start, stop, non-finite counts) and of the draws. This records the
         iteration and marks the non-finite counts as worth reading

@@ -1,14 +1,15 @@
-"""The ragged driver specialised to leapfrog look-ahead kernels: LAHMC and HMC.
+"""The ragged schedule's fast path for leapfrog look-ahead kernels: LAHMC and HMC (private).
 
-:func:`ladder_mcmc.ragged.run_ragged` works for any map, rule and refresh, and
+:func:`ladder_mcmc.drivers.ragged.run_ragged` works for any map, rule and refresh, and
 pays for that generality with Python and numpy calls on every iteration: state
 trees, a rule object, a refresh object, a finite check on every leaf. On the
 paper's 2-d targets a whole leapfrog step costs a few microseconds, so those
 calls dominate. This module runs the *same* algorithm for the kernels most
 users run, ``Ladder(Leapfrog, LookAheadRule(K), MomentumRefresh | None)`` on a
-:class:`~ladder_mcmc.metrics.Metric` (what :func:`~ladder_mcmc.hmc.lahmc` and
-:func:`~ladder_mcmc.hmc.hmc` build), on plain arrays. It recognises them by what
-their parts declare, never by their types (:func:`applies_to`):
+:class:`~ladder_mcmc.hamiltonian.metrics.Metric` (what
+:func:`~ladder_mcmc.hamiltonian.samplers.lahmc` and
+:func:`~ladder_mcmc.hamiltonian.samplers.hmc` build), on plain arrays. It recognises
+them by what their parts declare, never by their types (:func:`applies_to`):
 
 * the momentum is kept *physical*, ``p = d·v``: moving by ``L^d`` integrates
   ``(x, p)`` forward, a flip negates ``p``, and ``d`` itself is carried only to
@@ -27,19 +28,19 @@ their parts declare, never by their types (:func:`applies_to`):
   number of map applications is the stage plus one (the rungs ``1..K`` are
   consecutive); the non-finite counter is kept only once a non-finite rung has
   been seen; the steps go to the trace through an
-  :class:`~ladder_mcmc.iteration_buffer.IterationBuffer`, written also when a
-  ``KeyboardInterrupt`` stops the run;
-* with ``K = 1`` (HMC) and every chain at the same step, the chains stay in
-  step and a separate loop, :func:`_run_in_step`, runs on plain contiguous
-  arrays.
+  :class:`~ladder_mcmc.drivers._iteration_buffer.IterationBuffer`, written also
+  when a ``KeyboardInterrupt`` stops the run. HMC (``K = 1``) runs on the same
+  loop (every chain decides on every iteration).
 
 It draws the same random numbers in the same order as the generic driver and
 does the same floating-point operations, so it returns the generic driver's
-trace *draw for draw* (tested bit for bit in ``tests/unit/test_ragged_leapfrog.py``);
-``run_ragged`` uses it whenever :func:`applies_to` the kernel. With numba
-installed, :func:`run` hands long runs to :mod:`ladder_mcmc.ragged_numba`, the
-same loop with this bookkeeping compiled (:func:`compiled` says when; the same
-draws again). The measured gain is in ``docs/performance.md``.
+trace *draw for draw* (tested bit for bit in
+``tests/unit/drivers/test_ragged_leapfrog.py``);
+:func:`~ladder_mcmc.drivers.contract.driver_for` picks it whenever :func:`applies_to`
+the kernel. With numba installed, :func:`run` hands long runs to
+:mod:`ladder_mcmc.drivers._leapfrog_numba`, the same loop with this bookkeeping
+compiled (:func:`compiled` says when; the same draws again). The measured gain is
+in ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -50,24 +51,21 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
-from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
-from ladder_mcmc.iteration_buffer import IterationBuffer
-from ladder_mcmc.ladder import Ladder, LadderState
-from ladder_mcmc.metrics import Metric, row_dot
-from ladder_mcmc.refresh import same_kinetic_energy
-from ladder_mcmc.streams import ChainStreams
-from ladder_mcmc.trace import Recorder
+from ladder_mcmc.drivers._iteration_buffer import IterationBuffer
+from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.hamiltonian.metrics import Metric, row_dot
+from ladder_mcmc.ladder.kernel import Ladder, LadderState
+from ladder_mcmc.ladder.refresh import same_kinetic_energy
+from ladder_mcmc.models.targets import energy_and_grad
 
-#: Run the per-chain bookkeeping compiled (:mod:`ladder_mcmc.ragged_numba`)? ``True``
-#: (whenever numba is installed) or ``False`` decide; ``None`` (the default) leaves it
-#: to :func:`compiled`. The draws are the same either way, bit for bit; only the time
-#: differs.
-COMPILED: bool | None = None
+if TYPE_CHECKING:
+    from ladder_mcmc.run.recorder import Recorder
 
 #: with ``COMPILED = None``, runs of at least this many steps per chain use the
 #: compiled bookkeeping (importing numba and loading its cache costs about 0.7 s
@@ -81,13 +79,14 @@ _NUMBA_ERROR: str | None = None
 
 
 def _import_compiled():
-    """:mod:`ladder_mcmc.ragged_numba`, or None (with one warning) if numba fails to import.
+    """:mod:`ladder_mcmc.drivers._leapfrog_numba`, or None (with one warning) if numba
+    fails to import.
 
     numba often lags numpy releases: installed is not the same as importable.
     """
     global _NUMBA_ERROR
     try:
-        from ladder_mcmc import ragged_numba
+        from ladder_mcmc.drivers import _leapfrog_numba
     except ImportError as err:
         _NUMBA_ERROR = f"{type(err).__name__}: {err}"
         warnings.warn(
@@ -97,26 +96,28 @@ def _import_compiled():
             stacklevel=4,
         )
         return None
-    return ragged_numba
+    return _leapfrog_numba
 
 
 def compiled(n_steps: int = COMPILE_FROM_STEPS) -> bool:
     """Whether :func:`run` uses the numba-compiled bookkeeping for a run of ``n_steps`` steps.
 
     Never without numba (nor once importing it has failed). With numba:
-    :data:`COMPILED` if set; else the
+    :data:`ladder_mcmc.drivers.COMPILED` if set; else the
     environment variable ``LADDER_MCMC_NUMBA`` (``"1"``: always, ``"0"``:
     never) if set; else when the run has at least :data:`COMPILE_FROM_STEPS`
     steps or the compiled module is loaded already (its cost paid).
     """
+    from ladder_mcmc import drivers  # the switch, read when a run starts
+
     if _NUMBA_ERROR is not None:
         return False
-    if COMPILED is not None:
-        return COMPILED and importlib.util.find_spec("numba") is not None
+    if drivers.COMPILED is not None:
+        return drivers.COMPILED and importlib.util.find_spec("numba") is not None
     env = os.environ.get("LADDER_MCMC_NUMBA")
     if env in ("0", "1"):
         return env == "1" and importlib.util.find_spec("numba") is not None
-    if "ladder_mcmc.ragged_numba" in sys.modules:
+    if "ladder_mcmc.drivers._leapfrog_numba" in sys.modules:
         return True
     return n_steps >= COMPILE_FROM_STEPS and importlib.util.find_spec("numba") is not None
 
@@ -126,7 +127,7 @@ def applies_to(kernel: Ladder) -> bool:
 
     See :func:`declared`. A part that declares nothing — a subclass that does not
     re-declare, another integrator, rule or refresh — leaves the kernel to the
-    generic :func:`~ladder_mcmc.ragged.run_ragged`.
+    generic :func:`~ladder_mcmc.drivers.ragged.run_ragged`.
     """
     return declared(kernel) is not None
 
@@ -139,7 +140,7 @@ def declared(kernel: Ladder) -> tuple[Metric, int, tuple[Any, Metric] | None] | 
     the rule declares its ``K`` (``rule.look_ahead_rungs``); the refresh is ``None``
     or declares the Gaussian partial refresh ``(β, metric)``
     (``refresh.gaussian_partial_refresh``) on the same metric
-    (:func:`~ladder_mcmc.refresh.same_kinetic_energy`).
+    (:func:`~ladder_mcmc.ladder.refresh.same_kinetic_energy`).
     """
     if not getattr(kernel.map, "plain_leapfrog", False):
         return None
@@ -165,8 +166,27 @@ def run(
 ) -> LadderState:
     """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain.
 
-    The contract of :func:`ladder_mcmc.ragged.run_ragged` (which calls this
-    inside its ``errstate`` and ``flush``), for a kernel :func:`applies_to`.
+    The :class:`~ladder_mcmc.drivers.contract.Driver` contract, for a kernel
+    :func:`applies_to`: the ragged schedule of
+    :func:`~ladder_mcmc.drivers.ragged.run_ragged`, draw for draw, with its
+    bookkeeping compiled (:mod:`ladder_mcmc.drivers._leapfrog_numba`) when
+    :func:`compiled` says so, in numpy (:func:`_run`) otherwise.
+    """
+    try:
+        # one errstate for the whole run, as in run_ragged: a rung may overflow or
+        # be NaN, and that is handled as density zero
+        with np.errstate(all="ignore"):
+            if compiled(recorder.n_steps - int(recorder.completed())):
+                compiled_loop = _import_compiled()
+                if compiled_loop is not None:
+                    return compiled_loop.run(kernel, ks, recorder, streams, on_progress, until)
+            return _run(kernel, ks, recorder, streams, on_progress, until)
+    finally:
+        recorder.flush()
+
+
+def _run(kernel, ks, recorder, streams, on_progress, until):
+    """:func:`run` with the bookkeeping in numpy.
 
     Layout: each chain's step origin is one row of ``origin``, columns
     ``[x | -p | ∂E/∂x | E | log p | u]`` (the momentum stored negated: the
@@ -174,18 +194,7 @@ def run(
     uniform ``u`` rides along), so that choosing between origin and rung, or
     restarting a chain, is one ``np.where`` on the whole batch.
     """
-    if compiled(recorder.n_steps - int(recorder.completed())):
-        ragged_numba = _import_compiled()
-        if ragged_numba is not None:
-            return ragged_numba.run(kernel, ks, recorder, streams, on_progress, until)
     steps_done = recorder.steps_done.astype(np.int64)
-    if (
-        kernel.rule.look_ahead_rungs == 1
-        and steps_done.size
-        and np.all(steps_done == steps_done[0])
-        and len(ks.direction) == recorder.n_chains
-    ):
-        return _run_in_step(kernel, ks, recorder, streams, on_progress, until)
     kp = _Parameters.of(kernel)
     last = kp.rungs - 1
 
@@ -415,7 +424,7 @@ class _Parameters:
                 g = np.asarray(g, dtype=float)
             p = p - eps * g
         x = x + eps * (p if velocity is None else velocity(p))
-        e, g = _energy_and_grad(self.target, x)
+        e, g = energy_and_grad(self.target, x)
         return x, p - half * g, e, g
 
     def minus_half_pp(self, p: np.ndarray) -> np.ndarray:
@@ -430,75 +439,6 @@ class _Parameters:
         """
         noise = self.momentum_of(normals.reshape(p.shape))
         return noise if self.keep_coef is None else self.keep_coef * p + self.noise_coef * noise
-
-
-def _run_in_step(kernel, ks, recorder, streams, on_progress, until):
-    """:func:`run` for ``K = 1`` (HMC) with every chain at the same step.
-
-    With one rung every chain decides on every iteration, so the chains stay
-    in step and a step's origin is the state the rung starts from: no packed
-    origin, no stage, no chain leaves early. Plain contiguous arrays, the
-    textbook persistent-HMC loop plus the trace — and the same random numbers
-    and operations as the generic driver, draw for draw.
-    """
-    kp = _Parameters.of(kernel)
-
-    n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
-    state: PhaseState = ks.state
-    n, dim = state.x.shape
-    direction = np.asarray(ks.direction, dtype=np.int8)
-    x, e, g = state.x, state.energy, state.grad
-    p = direction[:, None].astype(float) * state.v
-    lp = np.asarray(ks.log_density, dtype=float)
-    iterations = n_steps - int(recorder.steps_done[0])
-    # LookAheadRule.uniform and Metric.sample_momentum, from the streams directly
-    uniforms, normals = streams.uniforms, streams.normals
-    u = uniforms.take(None, 1, None) if iterations > 0 else None
-    window = IterationBuffer(recorder, dim)
-    everyone = np.ones(n, dtype=bool)
-    try:
-        for iteration in range(iterations):
-            # ---- the rung: Leapfrog.integrate on (x, d·v) -------------------
-            x1, p1, e1, g1 = kp.rung(x, p, g)
-            lp1 = kp.minus_half_pp(p1) - e1
-            non_finite = None
-            total = np.add.reduce(lp1, None) + np.add.reduce(x1, None) + np.add.reduce(g1, None)
-            if not math.isfinite(total):
-                bad = ~(
-                    np.isfinite(lp1) & np.isfinite(x1).all(axis=1) & np.isfinite(g1).all(axis=1)
-                )
-                lp1 = np.where(bad, -np.inf, lp1)
-                non_finite = bad.astype(np.int64)
-            # ---- accept the rung, or flip ------------------------------------
-            stop = u < np.exp(lp1 - lp)
-            flip = ~stop
-            flip_col = flip[:, None]
-            x = np.where(flip_col, x, x1)
-            e = np.where(flip, e, e1)
-            g = np.where(flip_col, g, g1)
-            p = np.where(flip_col, -p, p1)
-            lp = np.where(flip, lp, lp1)
-            # ---- MomentumRefresh on the physical momentum -------------------
-            if kp.refresh:
-                p = kp.refreshed(p, normals.take(None, dim, None))
-                lp = kp.minus_half_pp(p) - e
-            if window.push(iteration, everyone, iteration, stop, x, non_finite):
-                window.write()
-                if on_progress is not None:
-                    on_progress(recorder.completed())
-            if iteration + 1 < iterations:  # the next step's uniform
-                u = uniforms.take(None, 1, None)
-    except BaseException:
-        window.write()  # Ctrl-C (or an error in the target) keeps every finished step
-        raise
-    window.write()
-    recorder.flush()
-    if on_progress is not None:
-        on_progress(recorder.completed())
-    signs = np.where(window.flips % 2 == 1, -1, 1).astype(np.int8)
-    direction = signs * direction
-    v = direction[:, None].astype(float) * p
-    return LadderState(PhaseState(x=x, v=v, energy=e, grad=g), direction, lp, None)
 
 
 def _assemble(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], dim: int) -> LadderState:

@@ -1,6 +1,6 @@
-"""The ragged leapfrog driver with its per-chain bookkeeping compiled by numba (optional).
+"""The ragged leapfrog fast path with its per-chain bookkeeping compiled by numba (optional).
 
-:func:`ladder_mcmc.ragged_leapfrog.run` already runs a leapfrog look-ahead
+:func:`ladder_mcmc.drivers._leapfrog.run` already runs a leapfrog look-ahead
 kernel on plain arrays, but what it does around each rung — the look-ahead
 decision, the choice between rung and flipped origin, restarting the chains
 that decided, the non-finite counters, the trace row — still costs some thirty
@@ -12,37 +12,47 @@ Here the same bookkeeping is two compiled loops over the chains per iteration
 arithmetic stays in numpy, so that the result is the generic driver's, draw for
 draw:
 
-* the rung (:meth:`_Parameters.rung <ladder_mcmc.ragged_leapfrog._Parameters.rung>`,
+* the rung (:meth:`_Parameters.rung <ladder_mcmc.drivers._leapfrog._Parameters.rung>`,
   i.e. ``Leapfrog.integrate``), its log density ``-½pᵀM⁻¹p - E``, the ratio
   ``exp(log p_a - log p_0)`` of the look-ahead rule, the momentum refresh and
   its log density are the numpy operations of the numpy driver;
 * the compiled loops only compare, select and copy, which are exact. The
   decision is ``u < p_a/p_0`` for a chain still undecided at rung ``a``, which
   is docs/design.md §4's ``u < min(1, max_{j≤a} p_j/p_0)`` (paper, section 4.3) for
-  such a chain (:mod:`ladder_mcmc.ragged_leapfrog` explains why).
+  such a chain (:mod:`ladder_mcmc.drivers._leapfrog` explains why).
 
 numba is an optional dependency (``pip install "ladder_mcmc[fast]"``), and this
-module is imported only when it is used: ``ragged_leapfrog.run`` uses it for
-runs long enough to repay loading it (:func:`ladder_mcmc.ragged_leapfrog.compiled`;
+module is imported only when it is used: ``_leapfrog.run`` uses it for
+runs long enough to repay loading it (:func:`ladder_mcmc.drivers._leapfrog.compiled`;
 the environment variable ``LADDER_MCMC_NUMBA=1`` or ``0`` forces the choice). The
 first call ever compiles the loops (about 5 s; cached on disk afterwards, and
 then loaded in about 0.7 s per process, numba's import included). The
 measured gain is in ``docs/performance.md``; the draw-for-draw check against the
-generic driver is in ``tests/unit/test_ragged_leapfrog.py``.
+generic driver is in ``tests/unit/drivers/test_ragged_leapfrog.py``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
-from ladder_mcmc.iteration_buffer import DONE, NON_FINITE, START, STOP, IterationBuffer
-from ladder_mcmc.ladder import Ladder, LadderState
-from ladder_mcmc.streams import ChainStreams
-from ladder_mcmc.trace import Recorder
+from ladder_mcmc.drivers._iteration_buffer import (
+    DONE,
+    NON_FINITE,
+    START,
+    STOP,
+    IterationBuffer,
+)
+from ladder_mcmc.drivers._leapfrog import _Parameters, finish, initial_origin
+from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.ladder.kernel import Ladder, LadderState
+
+if TYPE_CHECKING:
+    from ladder_mcmc.run.recorder import Recorder
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -217,14 +227,13 @@ def run(
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
 ) -> LadderState:
-    """:func:`ladder_mcmc.ragged_leapfrog.run` with the bookkeeping compiled.
+    """:func:`ladder_mcmc.drivers._leapfrog.run`'s loop with the bookkeeping compiled.
 
     Same contract, same random numbers in the same order, same trace draw for
-    draw. The arrays handed to the compiled loops are few and packed (each
-    array argument costs a fraction of a microsecond to pass).
+    draw (called inside ``_leapfrog.run``'s ``errstate`` and ``flush``). The arrays
+    handed to the compiled loops are few and packed (each array argument costs a
+    fraction of a microsecond to pass).
     """
-    from ladder_mcmc.ragged_leapfrog import _Parameters, finish, initial_origin
-
     kp = _Parameters.of(kernel)
     last = kp.rungs - 1
     steps_done = recorder.steps_done.astype(np.int64)

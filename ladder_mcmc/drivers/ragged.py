@@ -20,21 +20,24 @@ or scattered by index except when it leaves the batch. The refresh and the
 next uniform are computed for the whole batch and kept only for the chains
 that decided (the discarded draws are independent of everything else, so the
 chain's law is unchanged). Steps are handed to the recorder in bulk
-(:meth:`~ladder_mcmc.trace.Recorder.record_masked`). See ``docs/performance.md``
+(:meth:`~ladder_mcmc.run.recorder.Recorder.record_masked`). See ``docs/performance.md``
 for the measured cost of each piece.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ladder_mcmc import batch, ragged_leapfrog
-from ladder_mcmc.ladder import Ladder, LadderState, base_for, quiet_log_density_of
-from ladder_mcmc.rules import FLIP
-from ladder_mcmc.streams import ChainStreams
-from ladder_mcmc.trace import Recorder
+from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.kernel import Ladder, LadderState, quiet_log_density_of
+from ladder_mcmc.ladder.rules import FLIP, base_for
+
+if TYPE_CHECKING:
+    from ladder_mcmc.run.recorder import Recorder
 
 
 def _where(mask: np.ndarray, everyone: bool, a, b):
@@ -61,16 +64,17 @@ def run_ragged(
     ``KeyboardInterrupt`` the recorder keeps every step completed so far and
     the exception propagates (``sample`` turns it into a partial trace).
 
-    Leapfrog look-ahead kernels (``lahmc``, ``hmc``) are run by
-    :mod:`ladder_mcmc.ragged_leapfrog`, the same algorithm on plain arrays,
-    draw for draw.
+    The generic loop, for any map, rule and refresh (the
+    :class:`~ladder_mcmc.drivers.contract.Driver` contract). Leapfrog look-ahead
+    kernels (``lahmc``, ``hmc``) have a fast path, the same algorithm on plain
+    arrays, draw for draw (:mod:`ladder_mcmc.drivers._leapfrog`), which
+    :func:`~ladder_mcmc.drivers.contract.driver_for` picks for them.
     """
-    run = ragged_leapfrog.run if ragged_leapfrog.applies_to(kernel) else _run
     try:
         # one errstate for the whole run (entering one costs microseconds): a
         # rung may overflow or be NaN, and that is handled as density zero
         with np.errstate(all="ignore"):
-            return run(kernel, ks, recorder, streams, on_progress, until)
+            return _run(kernel, ks, recorder, streams, on_progress, until)
     finally:
         recorder.flush()
 

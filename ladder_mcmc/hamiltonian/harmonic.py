@@ -20,10 +20,10 @@ import math
 import attrs
 import numpy as np
 
-from ladder_mcmc.hmc import PhaseState
-from ladder_mcmc.maps import ReversibleMap
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.targets import Target
+from ladder_mcmc.hamiltonian.leapfrog import PhaseState
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.models.targets import Target
 from ladder_mcmc.validation import attrs_converter, positive_finite
 
 _IDENTITY = Metric()
@@ -33,8 +33,8 @@ _IDENTITY = Metric()
 class HarmonicFlow(ReversibleMap):
     """Rotation by ``ωt`` in every ``(x_i, v_i/ω)`` plane: the exact flow of ``½ω²x² + ½v²``.
 
-    States are :class:`~ladder_mcmc.hmc.PhaseState` (the ``grad`` field is not
-    used and holds zeros), so :class:`~ladder_mcmc.refresh.MomentumRefresh`
+    States are :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState` (the ``grad`` field is not
+    used and holds zeros), so :class:`~ladder_mcmc.hamiltonian.momentum.MomentumRefresh`
     works unchanged. The log density is the target's ``−E(x) − ½|v|²``.
 
     Parameters
@@ -71,7 +71,7 @@ class HarmonicFlow(ReversibleMap):
 
     @property
     def kinetic_energy(self) -> Metric:
-        """``½|v|²``: the identity :class:`~ladder_mcmc.metrics.Metric`."""
+        """``½|v|²``: the identity :class:`~ladder_mcmc.hamiltonian.metrics.Metric`."""
         return _IDENTITY
 
     def log_density(self, state: PhaseState) -> np.ndarray:
@@ -93,7 +93,7 @@ class HarmonicFlow(ReversibleMap):
     def prepare(self, init, rng: np.random.Generator) -> PhaseState:
         """Positions (chains, dim) → phase state with ``v ~ N(0, I)``.
 
-        A :class:`~ladder_mcmc.hmc.PhaseState` is accepted as is (validated).
+        A :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState` is accepted as is (validated).
 
         Raises
         ------

@@ -17,12 +17,14 @@ gradient at the end of a step is reused at the start of the next). Leapfrog is
   ``λ = 0.1932`` (McLachlan 1995; the value minimising the error constant,
   advocated for HMC by Blanes, Casas & Sanz-Serna 2014); 2 gradients per step.
 
-Both are :class:`~ladder_mcmc.hmc.Leapfrog` maps with another step: they override
-its public hook :meth:`~ladder_mcmc.hmc.Leapfrog.integrate` (and ``cost``) and reuse
-its :class:`~ladder_mcmc.hmc.PhaseState`, :class:`~ladder_mcmc.metrics.Metric`,
-flip, validation and ``move``, and plug into any rule and refresh. Another
-symmetric splitting is a subclass of :class:`SymmetricSplitting` with its own
-``kicks`` and ``drifts`` (``docs/custom-maps.md``).
+Both are :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog` maps with another step:
+they override its public hook
+:meth:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog.integrate` (and ``cost``) and reuse
+its :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState`,
+:class:`~ladder_mcmc.hamiltonian.metrics.Metric`, flip, validation and ``move``, and
+plug into any rule and refresh. Another symmetric splitting is a subclass of
+:class:`SymmetricSplitting` with its own ``kicks`` and ``drifts``
+(``docs/custom-maps.md``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.models.targets import energy_and_grad
 
 
 def _splitting(map_, kicks, drifts, x, v, g) -> PhaseState:
@@ -44,7 +47,7 @@ def _splitting(map_, kicks, drifts, x, v, g) -> PhaseState:
         for i in range(m):
             x = x + (drifts[i] * eps) * vel(v)
             if step == map_.n_steps - 1 and i == m - 1:
-                e, g = _energy_and_grad(map_.target, x)
+                e, g = energy_and_grad(map_.target, x)
             else:
                 g = np.asarray(grad(x), dtype=float)
             v = v - (kicks[i + 1] * eps) * g
@@ -119,7 +122,7 @@ class Yoshida4(SymmetricSplitting):
     Parameters
     ----------
     target, step_size, n_steps, metric
-        As :class:`~ladder_mcmc.hmc.Leapfrog`; ``step_size`` is the size of a
+        As :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`; ``step_size`` is the size of a
         whole Yoshida step.
 
     References
@@ -131,7 +134,7 @@ class Yoshida4(SymmetricSplitting):
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import LookAhead, MomentumRefresh, sample
-    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> target = IllConditionedGaussian(2, log_condition=2)
     >>> yoshida = Yoshida4(target, step_size=0.5, n_steps=4)
     >>> yoshida.cost
@@ -161,7 +164,7 @@ class McLachlan2(SymmetricSplitting):
     Parameters
     ----------
     target, step_size, n_steps, metric
-        As :class:`~ladder_mcmc.hmc.Leapfrog`.
+        As :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`.
 
     References
     ----------
@@ -172,7 +175,7 @@ class McLachlan2(SymmetricSplitting):
 
     Examples
     --------
-    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> McLachlan2(IllConditionedGaussian(2), step_size=1.0, n_steps=5).cost
     10
     """

@@ -22,9 +22,10 @@ variable, one per chain:
   update of ``s``, which keeps the extended target too.
 
 The ``x``-marginal is the target. ``s`` does not enter the log density, so redrawing it
-needs no new energy evaluation. The initial state has ``s = 1``; the first refresh
-draws it from ``q``. :func:`ladder_mcmc.hmc.lahmc` and :func:`~ladder_mcmc.hmc.hmc`
-build these kernels with ``jitter=j``; warm-up adapts the centre ``ε``.
+needs no new energy evaluation. The initial state has ``s = 1``; the first refresh draws
+it from ``q``. :func:`~ladder_mcmc.hamiltonian.samplers.lahmc` and
+:func:`~ladder_mcmc.hamiltonian.samplers.hmc` build these kernels with ``jitter=j``;
+warm-up adapts the centre ``ε``.
 """
 
 from __future__ import annotations
@@ -32,14 +33,14 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ladder_mcmc.hmc import Leapfrog, PhaseState
-from ladder_mcmc.refresh import Refresh
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.validation import state_field
 
 
 @attrs.frozen(eq=False)
 class JitteredPhaseState(PhaseState):
-    """A :class:`~ladder_mcmc.hmc.PhaseState` with one step-size factor per chain.
+    """A :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState` with one step-size factor per chain.
 
     Attributes
     ----------
@@ -54,7 +55,7 @@ class JitteredPhaseState(PhaseState):
 
 @attrs.frozen(eq=False)
 class JitteredLeapfrog(Leapfrog):
-    """:class:`~ladder_mcmc.hmc.Leapfrog` with the step ``ε s``, ``s`` read from the state.
+    """:class:`~.leapfrog.Leapfrog` with the step ``ε s``, ``s`` read from the state.
 
     The same map ``L(ε s, M)`` on ``(x, v)`` for each chain's ``s``, with ``s`` unchanged
     by ``forward``, ``move`` and ``flip``: reversible and volume preserving on the
@@ -65,7 +66,8 @@ class JitteredLeapfrog(Leapfrog):
     Parameters
     ----------
     target, step_size, n_steps, metric
-        As for :class:`~ladder_mcmc.hmc.Leapfrog`; ``step_size`` is the centre ``ε``.
+        As for :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`; ``step_size`` is the
+        centre ``ε``.
     """
 
     def advance(self, state: JitteredPhaseState, v: np.ndarray) -> PhaseState:
@@ -135,8 +137,8 @@ class StepSizeJitter(Refresh):
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import Ladder, LookAheadRule, MomentumRefresh, sample
-    >>> from ladder_mcmc.jitter import JitteredLeapfrog, StepSizeJitter
-    >>> from ladder_mcmc.targets import IllConditionedGaussian
+    >>> from ladder_mcmc.hamiltonian import JitteredLeapfrog, StepSizeJitter
+    >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> target = IllConditionedGaussian(2, log_condition=1)
     >>> kernel = Ladder(
     ...     JitteredLeapfrog(target, 0.3, 10), LookAheadRule(4),

@@ -1,29 +1,32 @@
-"""Non-Gaussian kinetic energies for the leapfrog ladder, and their exact partial refresh.
+"""Kinetic energies for the leapfrog ladder: the interface, and a non-Gaussian one.
 
-The leapfrog map (:class:`ladder_mcmc.hmc.Leapfrog`) uses its ``metric`` only through
-``velocity(v) = ∇K(v)``, ``kinetic(v) = K(v)`` and ``sample_momentum``; any separable
-kinetic energy with an odd ``∇K`` gives a valid ladder map: the three sub-steps of a
-leapfrog step (kick ``v -= ε/2 ∇E(x)``, drift ``x += ε ∇K(v)``, kick) are shears, so
-the map preserves volume, and ``F L F = L⁻¹`` with the flip ``F v = -v`` because
-``∇K`` is odd. The joint density is ``exp(-E(x) - K(v))``.
+The leapfrog map (:class:`ladder_mcmc.hamiltonian.leapfrog.Leapfrog`) uses its
+``metric`` only through ``velocity(v) = ∇K(v)``, ``kinetic(v) = K(v)`` and
+``sample_momentum``; any separable kinetic energy with an odd ``∇K`` gives a valid
+ladder map: the three sub-steps of a leapfrog step (kick ``v -= ε/2 ∇E(x)``, drift ``x
++= ε ∇K(v)``, kick) are shears, so the map preserves volume, and ``F L F = L⁻¹`` with
+the flip ``F v = -v`` because ``∇K`` is odd. The joint density is ``exp(-E(x) - K(v))``.
 
 * :class:`KineticEnergy` — that interface written down (a ``typing.Protocol``),
-  satisfied by :class:`~ladder_mcmc.metrics.Metric` and :class:`PowerKinetic`, with
-  the capability a kinetic energy declares: ``gaussian_metric``, the
-  :class:`~ladder_mcmc.metrics.Metric` whose operations it performs, or ``None``.
+  satisfied by :class:`~ladder_mcmc.hamiltonian.metrics.Metric` and
+  :class:`PowerKinetic`, with the capability a kinetic energy declares:
+  ``gaussian_metric``, the :class:`~ladder_mcmc.hamiltonian.metrics.Metric` whose
+  operations it performs, or ``None``.
 * :class:`PowerKinetic` — ``K(v) = Σ_i |w_i|^a / a`` with ``w_i = v_i √m_i`` (``m``
   the diagonal inverse mass); ``a = 2`` is the Gaussian momentum, ``1 < a < 2`` has
   heavier (exponential-power) tails: a coordinate's kinetic energy
   ``|w_i|^a / a ~ Gamma(1/a, 1)`` exceeds a barrier of height ``h`` more often
   (``P(K_i > 2)`` is 0.046 for ``a = 2``, 0.071 for ``a = 1.5``). Useful on rough
   landscapes (the paper's rough well, ``docs/against-nuts.md``).
-* :class:`NormalizedMomentumRefresh` — the partial refresh ``R(β)`` for any kinetic
-  energy with an exact coordinate-wise transform to standard normals: each momentum
-  coordinate is mapped to ``z = Φ⁻¹(F(w))`` (``F`` its CDF under ``exp(-K)``), moved
-  by ``z' = √(1-β) z + √β n`` and mapped back. ``exp(-K)`` is the image of
-  ``N(0, I)`` under the inverse transform and the autoregressive step keeps
-  ``N(0, I)``, so the refresh keeps ``exp(-K)`` invariant by construction; for the
-  Gaussian it is exactly :class:`ladder_mcmc.refresh.MomentumRefresh`.
+
+Its exact partial refresh, for any kinetic energy with a coordinate-wise transform
+to standard normals (``to_normal``), is
+:class:`~ladder_mcmc.hamiltonian.momentum.NormalizedMomentumRefresh`: each momentum
+coordinate is mapped to ``z = Φ⁻¹(F(w))`` (``F`` its CDF under ``exp(-K)``), moved
+by ``z' = √(1-β) z + √β n`` and mapped back. ``exp(-K)`` is the image of
+``N(0, I)`` under the inverse transform and the autoregressive step keeps
+``N(0, I)``, so the refresh keeps ``exp(-K)`` invariant by construction; for the
+Gaussian it is exactly :class:`~ladder_mcmc.hamiltonian.momentum.MomentumRefresh`.
 """
 
 from __future__ import annotations
@@ -35,17 +38,16 @@ import attrs
 import numpy as np
 from scipy import special
 
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.refresh import Refresh, as_beta
+from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.validation import in_open_closed
 
 
 @runtime_checkable
 class KineticEnergy(Protocol):
-    """A separable kinetic energy ``K(v)``: what :class:`~ladder_mcmc.hmc.Leapfrog` integrates.
+    """A separable kinetic energy ``K(v)``: what :class:`~.leapfrog.Leapfrog` integrates.
 
     The joint density is ``exp(-E(x) - K(v))``; ``∇K`` must be odd (see the module
-    notes). :class:`~ladder_mcmc.metrics.Metric` (``K = ½ vᵀ M⁻¹ v``) and
+    notes). :class:`~ladder_mcmc.hamiltonian.metrics.Metric` (``K = ½ vᵀ M⁻¹ v``) and
     :class:`PowerKinetic` satisfy it.
 
     Attributes
@@ -53,10 +55,10 @@ class KineticEnergy(Protocol):
     dim : int or None
         The momentum's dimension (``None``: any).
     gaussian_metric : Metric or None
-        The declared capability: the :class:`~ladder_mcmc.metrics.Metric` whose
+        The declared capability: the :class:`~ladder_mcmc.hamiltonian.metrics.Metric` whose
         ``kinetic``, ``velocity`` and ``sample_momentum`` this kinetic energy *is*,
         operation for operation (a ``Metric`` returns itself), or ``None``. The
-        leapfrog look-ahead driver (:mod:`ladder_mcmc.ragged_leapfrog`) computes with
+        leapfrog look-ahead driver (:mod:`ladder_mcmc.drivers._leapfrog`) computes with
         that metric's operations, so declaring it for anything else would change
         the draws; ``None`` (declaring nothing) is always safe: the generic driver.
     """
@@ -103,8 +105,8 @@ def _as_diagonal(value: object) -> np.ndarray:
 class PowerKinetic:
     """Exponential-power kinetic energy ``K(v) = Σ_i |v_i √m_i|^a / a``.
 
-    A drop-in for :class:`ladder_mcmc.metrics.Metric` in
-    :class:`ladder_mcmc.hmc.Leapfrog`. In the whitened momentum ``w = v √m`` each
+    A drop-in for :class:`ladder_mcmc.hamiltonian.metrics.Metric` in
+    :class:`ladder_mcmc.hamiltonian.leapfrog.Leapfrog`. In the whitened momentum ``w = v √m`` each
     coordinate has density ``∝ exp(-|w|^a / a)``, i.e. ``|w|^a/a ~ Gamma(1/a, 1)``;
     the velocity is ``dx/dt = √m sign(w) |w|^{a-1}`` (for ``a = 2``: ``m v``, the
     Gaussian metric with diagonal inverse mass ``m``).
@@ -116,7 +118,7 @@ class PowerKinetic:
         velocity gets steeper near ``w = 0`` (a smaller stable step size).
     inverse_mass : array (dim,)
         Diagonal inverse mass ``m`` (a scale estimate of the target's variances, as
-        for :class:`~ladder_mcmc.metrics.Metric`).
+        for :class:`~ladder_mcmc.hamiltonian.metrics.Metric`).
 
     Raises
     ------
@@ -127,8 +129,8 @@ class PowerKinetic:
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, sample
-    >>> from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-    >>> from ladder_mcmc.targets import RoughWell
+    >>> from ladder_mcmc.hamiltonian import NormalizedMomentumRefresh, PowerKinetic
+    >>> from ladder_mcmc.models import RoughWell
     >>> target = RoughWell()
     >>> kin = PowerKinetic(1.5, np.full(2, 1e4))
     >>> kernel = Ladder(
@@ -158,7 +160,7 @@ class PowerKinetic:
 
         ``a = 2`` is the Gaussian with diagonal inverse mass ``m`` in law, but computed
         with other floating-point operations and momentum draws than
-        :class:`~ladder_mcmc.metrics.Metric`'s.
+        :class:`~ladder_mcmc.hamiltonian.metrics.Metric`'s.
         """
         return None
 
@@ -224,78 +226,3 @@ class PowerKinetic:
 
     def describe(self) -> dict:
         return {"metric": f"power-{self.a:g} diagonal"}
-
-
-@attrs.frozen
-class NormalizedMomentumRefresh(Refresh):
-    """Partial momentum refresh ``R(β)`` for a kinetic energy with a normal transform.
-
-    ``z = T(d·v)``, ``z' = √(1-β) z + √β n`` with ``n ~ N(0, I)``, ``v' = d·T⁻¹(z')``,
-    where ``T = kinetic.to_normal`` maps ``exp(-K)`` to ``N(0, I)`` coordinate by
-    coordinate (``d`` is the ladder direction, so the noise acts on the physical
-    momentum as in :class:`ladder_mcmc.refresh.MomentumRefresh`; ``T`` is odd, so in
-    law it makes no difference). The step in ``z`` keeps ``N(0, I)``, hence the
-    refresh keeps ``exp(-K)`` — and the ladder's ``p(x, v, d)`` — invariant for any
-    ``β``. ``β = 1`` draws a fresh momentum; small ``β`` gives persistent momentum
-    with a non-Gaussian kinetic energy.
-
-    Parameters
-    ----------
-    beta : float in (0, 1]
-        Fraction of the normalised momentum's variance replaced by noise per step
-        (``0``, no noise, is refused as for :class:`~ladder_mcmc.refresh.MomentumRefresh`).
-    kinetic : PowerKinetic
-        Anything with ``to_normal``, ``from_normal`` and ``sample_momentum``.
-
-    Raises
-    ------
-    ValueError
-        If ``beta`` is not in (0, 1] or ``kinetic`` lacks ``to_normal``/``from_normal``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-    >>> kin = PowerKinetic(1.5, np.ones(3))
-    >>> refresh = NormalizedMomentumRefresh(0.2, kin)
-    >>> rng = np.random.default_rng(0)
-    >>> v = kin.sample_momentum(rng, (100_000, 3))
-    >>> z = kin.to_normal(v)
-    >>> bool(abs(z.std() - 1) < 0.01 and np.allclose(kin.from_normal(z), v))
-    True
-    """
-
-    beta: float = attrs.field(converter=as_beta)
-    kinetic: PowerKinetic = attrs.field()
-
-    @kinetic.validator
-    def _check_kinetic(self, _attr, value) -> None:
-        for name in ("to_normal", "from_normal", "sample_momentum"):
-            if not callable(getattr(value, name, None)):
-                raise ValueError(
-                    f"kinetic must provide {name}() (e.g. a PowerKinetic), "
-                    f"got {type(value).__name__}"
-                )
-
-    @property
-    def kinetic_energies(self) -> tuple:
-        """``(kinetic,)``: the kinetic energy whose ``exp(-K)`` this refresh keeps."""
-        return (self.kinetic,)
-
-    def __call__(self, state, direction, rng):
-        v = state.v
-        d = direction[:, None].astype(float)
-        if self.beta == 1:
-            v_new = d * self.kinetic.sample_momentum(rng, v.shape)
-        else:
-            z = self.kinetic.to_normal(d * v)
-            z = math.sqrt(1.0 - self.beta) * z + math.sqrt(self.beta) * rng.standard_normal(v.shape)
-            v_new = d * self.kinetic.from_normal(z)
-        return attrs.evolve(state, v=v_new), direction
-
-    def describe(self) -> dict:
-        return {
-            "refresh": "NormalizedMomentumRefresh",
-            "beta": float(self.beta),
-            **self.kinetic.describe(),
-        }

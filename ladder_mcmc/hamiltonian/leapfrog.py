@@ -1,10 +1,13 @@
-"""Hamiltonian Monte Carlo as one instance of the ladder.
+"""The leapfrog map: Hamiltonian dynamics as a reversible map of the ladder.
 
 * :class:`PhaseState` — the extended state ``ζ = (x, v)`` with the potential
   energy and its gradient cached, so that no rung is ever recomputed;
 * :class:`Leapfrog` — the map ``L(ε, M)``: ``M`` leapfrog steps of size ``ε``
-  (paper, section 3.3.2), with the momentum flip ``F`` (section 3.3.1);
-* :func:`hmc` and :func:`lahmc` — the paper's two samplers (sections 3.4, 4).
+  (paper, section 3.3.2), with the momentum flip ``F`` (section 3.3.1).
+
+The paper's two samplers built on it, :func:`~ladder_mcmc.hamiltonian.samplers.hmc`
+and :func:`~ladder_mcmc.hamiltonian.samplers.lahmc` (sections 3.4, 4), are in
+:mod:`ladder_mcmc.hamiltonian.samplers`.
 """
 
 from __future__ import annotations
@@ -14,16 +17,13 @@ from typing import TYPE_CHECKING, ClassVar
 import attrs
 import numpy as np
 
-from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.maps import ReversibleMap
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.refresh import MomentumRefresh, Refresh
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.targets import Target
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.models.targets import Target, energy_and_grad
 from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
 
 if TYPE_CHECKING:
-    from ladder_mcmc.kinetic import KineticEnergy
+    from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 
 
 @attrs.frozen(eq=False)
@@ -59,15 +59,6 @@ def _carry(state: PhaseState, out: PhaseState) -> PhaseState:
     return attrs.evolve(state, x=out.x, v=out.v, energy=out.energy, grad=out.grad)
 
 
-def _energy_and_grad(target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    both = getattr(target, "energy_and_grad", None)
-    if both is not None:
-        e, g = both(x)
-    else:
-        e, g = target.energy(x), target.grad(x)
-    return np.asarray(e, dtype=float), np.asarray(g, dtype=float)
-
-
 @attrs.frozen(eq=False)
 class Leapfrog(ReversibleMap):
     """``M`` leapfrog (Störmer–Verlet) steps of size ``ε``: the map ``L(ε, M)``.
@@ -85,9 +76,9 @@ class Leapfrog(ReversibleMap):
     n_steps : int
         ``M ≥ 1``, the number of leapfrog steps per rung.
     metric : KineticEnergy
-        Mass matrix (:class:`~ladder_mcmc.metrics.Metric`; identity, the paper's
+        Mass matrix (:class:`~ladder_mcmc.hamiltonian.metrics.Metric`; identity, the paper's
         choice, by default) or another kinetic energy
-        (:class:`~ladder_mcmc.kinetic.PowerKinetic`).
+        (:class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`).
 
     Notes
     -----
@@ -99,16 +90,16 @@ class Leapfrog(ReversibleMap):
     *symmetric* (palindromic) composition of kicks ``v ← v − bε∇E(x)`` and
     drifts ``x ← x + aε M⁻¹v`` (or any volume-preserving map ``Φ`` with
     ``F Φ F = Φ⁻¹``), so that the map stays a valid ladder map; see
-    :mod:`ladder_mcmc.integrators` (``Yoshida4``, ``McLachlan2``) and
+    :mod:`ladder_mcmc.hamiltonian.integrators` (``Yoshida4``, ``McLachlan2``) and
     ``docs/custom-maps.md``. Check a new one with
-    :func:`ladder_mcmc.testing.assert_map`.
+    :func:`ladder_mcmc.verify.map_contract.assert_map`.
 
     A subclass of :class:`PhaseState` with auxiliary fields keeps them through
     ``forward`` and ``move`` unchanged (``LiftedLeapfrog``'s lift,
     ``JitteredLeapfrog``'s step factor, which its :meth:`advance` reads).
 
     **Declared capability.** ``plain_leapfrog = True``: the leapfrog look-ahead
-    driver (:mod:`ladder_mcmc.ragged_leapfrog`) may run this map on plain arrays
+    driver (:mod:`ladder_mcmc.drivers._leapfrog`) may run this map on plain arrays
     when its kinetic energy declares a ``gaussian_metric``. A subclass does not
     inherit the declaration (``__init_subclass__`` sets it to ``False``) unless it
     sets ``plain_leapfrog = True`` itself, promising the same arithmetic.
@@ -165,7 +156,8 @@ class Leapfrog(ReversibleMap):
         """One application from ``state``'s position (and cached gradient) with momentum ``v``.
 
         :meth:`integrate` by default; a subclass whose step depends on an auxiliary
-        field of the state overrides this (:class:`ladder_mcmc.jitter.JitteredLeapfrog`).
+        field of the state overrides this
+        (:class:`ladder_mcmc.hamiltonian.jitter.JitteredLeapfrog`).
         """
         return self.integrate(state.x, v, state.grad)
 
@@ -197,7 +189,7 @@ class Leapfrog(ReversibleMap):
         self, x: np.ndarray, v: np.ndarray, grad: np.ndarray, eps: float | np.ndarray
     ) -> PhaseState:
         """:meth:`integrate` with the step ``eps`` given: a float, or one per chain as a
-        (chains, 1) column (:class:`ladder_mcmc.jitter.JitteredLeapfrog`)."""
+        (chains, 1) column (:class:`ladder_mcmc.hamiltonian.jitter.JitteredLeapfrog`)."""
         g = grad
         vel = self.metric.velocity
         grad_fn = self.target.grad
@@ -207,7 +199,7 @@ class Leapfrog(ReversibleMap):
             if i < self.n_steps - 1:
                 g = np.asarray(grad_fn(x), dtype=float)
                 v = v - eps * g
-        e, g = _energy_and_grad(self.target, x)
+        e, g = energy_and_grad(self.target, x)
         v = v - (0.5 * eps) * g
         return PhaseState(x=x, v=v, energy=e, grad=g)
 
@@ -243,7 +235,7 @@ class Leapfrog(ReversibleMap):
         elif v.shape != x.shape or not np.all(np.isfinite(v)):
             raise ValueError(f"init.v must be finite with shape {x.shape}, got {v.shape}")
         with np.errstate(all="ignore"):
-            e, g = _energy_and_grad(self.target, x)
+            e, g = energy_and_grad(self.target, x)
         if e.shape != (x.shape[0],):
             raise ValueError(f"target.energy must return shape {(x.shape[0],)}, got {e.shape}")
         if g.shape != x.shape:
@@ -268,76 +260,3 @@ class Leapfrog(ReversibleMap):
             "n_steps": int(self.n_steps),
             **self.metric.describe(),
         }
-
-
-def lahmc(
-    target: Target,
-    step_size: float,
-    n_leapfrog: int,
-    beta: float,
-    look_ahead: int = 4,
-    inverse_mass: np.ndarray | None = None,
-    jitter: float = 0.0,
-) -> Ladder:
-    """Look-Ahead HMC (paper, section 4): leapfrog ladder, look-ahead rule, momentum refresh.
-
-    Parameters
-    ----------
-    target : Target
-        Energy and gradient.
-    step_size : float
-        Leapfrog step ``ε``.
-    n_leapfrog : int
-        Leapfrog steps per rung ``M``.
-    beta : float in (0, 1]
-        Momentum refresh ``β`` (1 = full refresh).
-    look_ahead : int
-        ``K``, the most rungs tried before a momentum flip (paper: 4).
-    inverse_mass : array, optional
-        Diagonal (vector) or dense inverse mass matrix; identity if omitted.
-    jitter : float in [0, 1)
-        ``j > 0``: each chain's step is ``ε s`` with ``s`` drawn uniformly on
-        ``[1 − j, 1 + j]`` afresh every step (:mod:`ladder_mcmc.jitter`), which breaks
-        the resonances of a fixed trajectory length; ``0`` (default): the fixed ``ε``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ladder_mcmc import lahmc, sample
-    >>> from ladder_mcmc.targets import IllConditionedGaussian
-    >>> target = IllConditionedGaussian(2)
-    >>> kernel = lahmc(target, step_size=1.0, n_leapfrog=10, beta=0.1)
-    >>> trace = sample(kernel, target.sample(20, np.random.default_rng(0)), 50, seed=1)
-    >>> trace.positions.shape
-    (50, 20, 2)
-    """
-    positive_int("look_ahead", look_ahead)
-    positive_int("n_leapfrog", n_leapfrog)
-    metric = Metric(inverse_mass)
-    map_cls: type[Leapfrog] = Leapfrog
-    refresh: Refresh = MomentumRefresh(beta, metric)
-    if jitter != 0:
-        from ladder_mcmc.jitter import JitteredLeapfrog, StepSizeJitter  # imports this module
-
-        map_cls, refresh = JitteredLeapfrog, refresh + StepSizeJitter(jitter)
-    return Ladder(
-        map_cls(target, step_size, n_leapfrog, metric), LookAheadRule(look_ahead), refresh
-    )
-
-
-def hmc(
-    target: Target,
-    step_size: float,
-    n_leapfrog: int,
-    beta: float,
-    inverse_mass: np.ndarray | None = None,
-    jitter: float = 0.0,
-) -> Ladder:
-    """Standard (persistent when ``β < 1``) HMC: :func:`lahmc` with ``look_ahead = 1``.
-
-    A momentum flip on rejection, then the partial refresh (paper, section 3.4);
-    ``jitter`` as for :func:`lahmc`.
-    """
-    return lahmc(
-        target, step_size, n_leapfrog, beta, look_ahead=1, inverse_mass=inverse_mass, jitter=jitter
-    )

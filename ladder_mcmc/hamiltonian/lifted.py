@@ -1,7 +1,7 @@
 """A lifted (non-reversible) refresh of each momentum coordinate's kinetic-energy quantile.
 
 Under ``exp(-K)`` for a separable kinetic energy with an exact normal transform
-(:class:`ladder_mcmc.kinetic.PowerKinetic`, ``to_normal``), each momentum coordinate
+(:class:`ladder_mcmc.hamiltonian.kinetic.PowerKinetic`, ``to_normal``), each momentum coordinate
 splits into its sign ``σ_i = sign(v_i)`` and the quantile ``u_i = P(|Z| ≤ |z_i|) =
 erf(|z_i|/√2)`` of its kinetic energy, ``z_i = to_normal(v)_i``: ``σ_i`` is uniform
 on ``{±1}``, ``u_i`` uniform on ``(0, 1)``, the two independent, and ``u_i`` is an
@@ -44,7 +44,7 @@ Notes
 -----
 With a fixed ``δ`` (``jitter = 0``) the refresh is deterministic; the chain's
 randomness then comes from the ladder's acceptance draws alone. Compose it with a
-small ordinary refresh (:class:`ladder_mcmc.kinetic.NormalizedMomentumRefresh` with
+small ordinary refresh (:class:`ladder_mcmc.hamiltonian.momentum.NormalizedMomentumRefresh` with
 small ``β``, or :class:`LiftResampleRefresh`) or use ``jitter > 0`` where
 ergodicity is in doubt (e.g. exact-energy-conserving dynamics with no rejections).
 """
@@ -57,15 +57,10 @@ import attrs
 import numpy as np
 from scipy import special
 
-from ladder_mcmc.hmc import Leapfrog, PhaseState
-from ladder_mcmc.kinetic import PowerKinetic
-from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.targets import Target
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.validation import (
     in_open_closed,
-    positive_int,
     randomising_probability,
     state_field,
 )
@@ -76,7 +71,7 @@ _LIFTED_STATE = "LiftedLeapfrog's LiftedPhaseState"
 
 @attrs.frozen(eq=False)
 class LiftedPhaseState(PhaseState):
-    """A :class:`~ladder_mcmc.hmc.PhaseState` with one lifting sign per momentum coordinate.
+    """A :class:`~.leapfrog.PhaseState` with one lifting sign per momentum coordinate.
 
     Attributes
     ----------
@@ -91,7 +86,7 @@ class LiftedPhaseState(PhaseState):
 
 @attrs.frozen(eq=False)
 class LiftedLeapfrog(Leapfrog):
-    """:class:`~ladder_mcmc.hmc.Leapfrog` on :class:`LiftedPhaseState`: ``s`` rides along.
+    """:class:`~.leapfrog.Leapfrog` on :class:`LiftedPhaseState`: ``s`` rides along.
 
     The same map ``L(ε, M)`` on ``(x, v)`` with ``lift`` unchanged by ``forward``,
     ``move`` and ``flip``; so it is reversible and volume preserving on the extended
@@ -102,8 +97,8 @@ class LiftedLeapfrog(Leapfrog):
     Parameters
     ----------
     target, step_size, n_steps, metric
-        As for :class:`~ladder_mcmc.hmc.Leapfrog` (``metric`` may be a
-        :class:`~ladder_mcmc.kinetic.PowerKinetic`).
+        As for :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog` (``metric`` may be a
+        :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`).
     """
 
     def prepare(self, init, rng: np.random.Generator) -> LiftedPhaseState:
@@ -214,9 +209,9 @@ class LiftedQuantileRefresh(Refresh):
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import Ladder, LookAheadRule, sample
-    >>> from ladder_mcmc.kinetic import PowerKinetic
-    >>> from ladder_mcmc.lifted_refresh import LiftedLeapfrog, LiftedQuantileRefresh
-    >>> from ladder_mcmc.targets import RoughWell
+    >>> from ladder_mcmc.hamiltonian import PowerKinetic
+    >>> from ladder_mcmc.hamiltonian import LiftedLeapfrog, LiftedQuantileRefresh
+    >>> from ladder_mcmc.models import RoughWell
     >>> kin = PowerKinetic(1.25, np.full(2, 1e4))
     >>> kernel = Ladder(
     ...     LiftedLeapfrog(RoughWell(), 0.01, 30, kin),
@@ -307,87 +302,12 @@ class LiftResampleRefresh(Refresh):
         return {"refresh": "LiftResampleRefresh", "prob": float(self.prob)}
 
 
-def lifted_lahmc(
-    target: Target,
-    step_size: float,
-    n_leapfrog: int,
-    delta: float = 0.06,
-    look_ahead: int = 4,
-    a: float = 1.25,
-    inverse_mass: np.ndarray | None = None,
-) -> Ladder:
-    """Lifted LAHMC: power kinetic energy, look-ahead rule, lifted quantile refresh.
-
-    ``Ladder(LiftedLeapfrog(target, ε, M, kin), LookAheadRule(K),
-    LiftedQuantileRefresh(δ, kin))`` with ``kin = PowerKinetic(a, inverse_mass)``:
-    the paper's look-ahead ladder (section 4) on the leapfrog of
-    ``H = E(x) + Σ_i |w_i|^a / a``, ``w = v √m``, with each momentum coordinate's
-    kinetic-energy quantile moved in persistent sweeps of ``δ`` per step instead of a
-    partial refresh. Meant for rough targets, where a coordinate crosses a barrier only
-    while its energy is above it. The defaults are the setting chosen on the paper's
-    rough well (``docs/against-nuts.md``; there with ``M = 30`` and ``sample(...,
-    warmup=W, target_prob=0.7)``); on smooth targets :func:`~ladder_mcmc.hmc.lahmc`
-    is as good and cheaper per step.
-
-    Parameters
-    ----------
-    target : Target
-        Energy and gradient.
-    step_size : float
-        Leapfrog step ``ε`` in the whitened coordinates ``x / √m`` (warm-up adapts it).
-    n_leapfrog : int
-        Leapfrog steps per rung ``M``.
-    delta : float in (0, 1]
-        Quantile step of the lifted refresh per ladder step (a sweep takes ``1/δ`` steps).
-    look_ahead : int
-        ``K``, the most rungs tried before a momentum flip.
-    a : float in (1, 2]
-        Exponent of the kinetic energy (2: Gaussian momentum; smaller: heavier tails).
-    inverse_mass : array (dim,), optional
-        Diagonal inverse mass ``m``; ones of ``target.dim`` if omitted. Warm-up
-        (``sample(..., warmup=W)``) adapts it within the same family.
-
-    Raises
-    ------
-    ValueError
-        Bad ``n_leapfrog``, ``look_ahead``, ``delta``, ``a`` or ``inverse_mass``; or no
-        ``inverse_mass`` for a target without ``dim``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ladder_mcmc import lifted_lahmc, sample
-    >>> from ladder_mcmc.targets import RoughWell
-    >>> kernel = lifted_lahmc(RoughWell(), step_size=0.5, n_leapfrog=30)
-    >>> trace = sample(kernel, np.zeros((4, 2)), 100, seed=0, warmup=100, target_prob=0.7)
-    >>> trace.positions.shape
-    (100, 4, 2)
-    """
-    positive_int("look_ahead", look_ahead)
-    positive_int("n_leapfrog", n_leapfrog)
-    if inverse_mass is None:
-        dim = getattr(target, "dim", None)
-        if dim is None:
-            raise ValueError(
-                f"inverse_mass is needed: the target {type(target).__name__} does not "
-                f"say its dimension (dim=None)"
-            )
-        inverse_mass = np.ones(int(dim))
-    kinetic = PowerKinetic(a, inverse_mass)
-    return Ladder(
-        LiftedLeapfrog(target, step_size, n_leapfrog, kinetic),
-        LookAheadRule(look_ahead),
-        LiftedQuantileRefresh(delta, kinetic),
-    )
-
-
 __all__ = [
     "LiftResampleRefresh",
     "LiftedLeapfrog",
     "LiftedPhaseState",
     "LiftedQuantileRefresh",
     "from_quantiles",
-    "lifted_lahmc",
     "lifted_uniform_step",
     "quantiles",
 ]

@@ -142,7 +142,7 @@ class Metric:
     def gaussian_metric(self) -> Metric | None:
         """This metric: the declared capability of a kinetic energy that is ``½ vᵀ M⁻¹ v``.
 
-        See :class:`ladder_mcmc.kinetic.KineticEnergy`. Declared by this class only:
+        See :class:`ladder_mcmc.hamiltonian.kinetic.KineticEnergy`. Declared by this class only:
         a subclass (which may compute otherwise) declares nothing (``None``) unless
         it defines ``gaussian_metric`` itself.
         """

@@ -28,7 +28,8 @@ import math
 import attrs
 import numpy as np
 
-from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.models.targets import energy_and_grad
 from ladder_mcmc.validation import positive_finite
 
 
@@ -45,8 +46,8 @@ class TemperedLeapfrog(Leapfrog):
     Parameters
     ----------
     target, step_size, n_steps, metric
-        As :class:`~ladder_mcmc.hmc.Leapfrog` (``metric`` may be any metric-like
-        object, e.g. :class:`~ladder_mcmc.kinetic.PowerKinetic`).
+        As :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog` (``metric`` may be any metric-like
+        object, e.g. :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`).
     heat : float ≥ 1
         Factor by which the momentum's square is multiplied at the middle of the
         rung: ``√α = heat^{1/(2⌊M/2⌋)}`` per step. ``1`` is plain leapfrog.
@@ -60,8 +61,8 @@ class TemperedLeapfrog(Leapfrog):
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import LookAhead, MomentumRefresh, sample
-    >>> from ladder_mcmc.targets import RoughWell
-    >>> from ladder_mcmc.testing import assert_map
+    >>> from ladder_mcmc.models import RoughWell
+    >>> from ladder_mcmc.verify import assert_map
     >>> target = RoughWell()
     >>> tempered = TemperedLeapfrog(target, step_size=0.3, n_steps=20, heat=4.0)
     >>> rng = np.random.default_rng(0)
@@ -90,7 +91,7 @@ class TemperedLeapfrog(Leapfrog):
             v = v - (0.5 * eps) * g
             x = x + eps * vel(v)
             if i == m - 1:
-                e, g = _energy_and_grad(self.target, x)
+                e, g = energy_and_grad(self.target, x)
             else:
                 g = np.asarray(grad_fn(x), dtype=float)
             v = v - (0.5 * eps) * g

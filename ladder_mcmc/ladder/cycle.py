@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ladder_mcmc.maps import ReversibleMap
+from ladder_mcmc.ladder.maps import ReversibleMap
 from ladder_mcmc.validation import positive_int
 
 

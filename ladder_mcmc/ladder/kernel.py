@@ -9,7 +9,7 @@ abstract ladder is correct for every map.
 One step (paper, section 4.2): the rule moves each chain to a rung, flips it, or
 leaves it, then the refresh ``R`` (optional) runs. This module holds the
 *synchronous* step — every chain does the same step at once, rungs computed
-only for chains still undecided. ``ladder_mcmc.ragged`` runs the same
+only for chains still undecided. ``ladder_mcmc.drivers.ragged`` runs the same
 transitions with every chain at its own rung.
 """
 
@@ -21,10 +21,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc import batch
-from ladder_mcmc.maps import ReversibleMap
-from ladder_mcmc.refresh import Refresh, check_refresh_kinetic
-from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, Rule
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.ladder.refresh import Refresh, check_refresh_kinetic
+from ladder_mcmc.ladder.rules import FLIP, LookAheadRule, Rule, base_for, check_rule
 from ladder_mcmc.validation import json_safe
 
 
@@ -105,50 +105,6 @@ def density_ratio(log_p: np.ndarray, log_p0: np.ndarray) -> np.ndarray:
         return np.exp(log_p - log_p0)
 
 
-def base_for(positions: tuple[int, ...], stage: int) -> tuple[bool, int]:
-    """Where stage ``stage``'s rung is computed from, and in which sign of ``d``.
-
-    Returns ``(from_origin, sign)``: the rung at ``positions[stage]`` is
-    ``L^{sign·d}`` applied to the previous stage's rung, or to the step's
-    starting state if ``from_origin``.
-    """
-    prev = positions[stage - 1] if stage > 0 else 0
-    pos = positions[stage]
-    if pos - prev in (1, -1) and stage > 0:
-        return False, pos - prev
-    return True, pos
-
-
-def check_rule(rule: Rule) -> None:
-    """Validate a rule's static plan (each rung one map application away; a rung code is a
-    position the rule computes at that stage, and a fall-through rung is ``positions[-1]``)."""
-    pos = tuple(rule.positions)
-    if len(pos) < 1 or len(rule.outcomes) != len(pos):
-        raise ValueError(
-            f"rule {type(rule).__name__}: positions {pos} and outcomes "
-            f"{tuple(rule.outcomes)} must be non-empty and of equal length"
-        )
-    for s in range(len(pos)):
-        from_origin, sign = base_for(pos, s)
-        if from_origin and sign not in (1, -1):
-            raise ValueError(
-                f"rule {type(rule).__name__}: position {pos[s]} at stage {s} is not one "
-                "map application from the previous rung or the starting state"
-            )
-        code = rule.outcomes[s]
-        if code > 0 and code != pos[s]:
-            raise ValueError(
-                f"rule {type(rule).__name__}: stage {s} accepts rung {code} but computes "
-                f"position {pos[s]}"
-            )
-    fall = rule.fallthrough
-    if fall < STAY or (fall > 0 and fall != pos[-1]):
-        raise ValueError(
-            f"rule {type(rule).__name__}: fallthrough {fall} must be FLIP (0), STAY (-1) or "
-            f"the rung its last stage computes, positions[-1] = {pos[-1]}"
-        )
-
-
 @attrs.frozen(eq=False)
 class Ladder:
     """A ladder kernel: a map, a rule, and an optional refresh.
@@ -158,7 +114,7 @@ class Ladder:
     map : ReversibleMap
         The deterministic trajectory ``L``.
     rule : Rule
-        The transition rule on the ladder (e.g. :class:`~ladder_mcmc.rules.LookAheadRule`).
+        The transition rule on the ladder (e.g. :class:`~ladder_mcmc.ladder.rules.LookAheadRule`).
     refresh : Refresh, optional
         Applied after every ladder step: an instance (e.g. ``MomentumRefresh(0.1)``),
         or None for no refresh. Its declared kinetic energies must be the map's
@@ -169,7 +125,7 @@ class Ladder:
     ValueError
         If ``map``, ``rule`` or ``refresh`` is of the wrong kind (a refresh class or a
         plain function instead of a ``Refresh`` instance), the rule's plan breaks
-        the contract of :class:`~ladder_mcmc.rules.Rule` (:func:`check_rule`), or
+        the contract of :class:`~ladder_mcmc.ladder.rules.Rule` (:func:`check_rule`), or
         the refresh draws momenta for another kinetic energy than the map
         integrates (the message names both).
 
@@ -177,8 +133,8 @@ class Ladder:
     --------
     >>> import numpy as np
     >>> from ladder_mcmc import Ladder, DirectionRefresh
-    >>> from ladder_mcmc.rules import LookAheadRule
-    >>> from ladder_mcmc.finite import FiniteLadder
+    >>> from ladder_mcmc.ladder import LookAheadRule
+    >>> from ladder_mcmc.verify import FiniteLadder
     >>> ladder = FiniteLadder([1, 2, 0], [1, 2, 3])
     >>> kernel = Ladder(ladder, LookAheadRule(2), DirectionRefresh(0.5))
     >>> rng = np.random.default_rng(0)
@@ -359,7 +315,7 @@ def LookAhead(  # noqa: N802 - a constructor, named like the class it builds
         ``K ≥ 1``; ``K = 1`` is Metropolis on the ladder (standard persistent HMC
         for leapfrog).
     refresh : Refresh, optional
-        E.g. :class:`~ladder_mcmc.refresh.MomentumRefresh` or
-        :class:`~ladder_mcmc.refresh.DirectionRefresh`.
+        E.g. :class:`~ladder_mcmc.hamiltonian.momentum.MomentumRefresh` or
+        :class:`~ladder_mcmc.ladder.refresh.DirectionRefresh`.
     """
     return Ladder(map, LookAheadRule(max_rungs), refresh)

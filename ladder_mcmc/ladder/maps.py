@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ladder_mcmc import batch
-from ladder_mcmc.batch import State
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.batch import State
 
 
 class ReversibleMap(abc.ABC):
@@ -38,7 +38,7 @@ class ReversibleMap(abc.ABC):
         costs per chain. Used only for bookkeeping (``Trace.grad_evals``).
         Leapfrog sets it to its number of leapfrog steps ``M``.
     plain_leapfrog : bool
-        Declared capability: the map is exactly :class:`~ladder_mcmc.hmc.Leapfrog`
+        Declared capability: the map is exactly :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`
         (its ``move``, ``integrate``, ``log_density`` and states) for its
         ``kinetic_energy``. ``False`` here; ``Leapfrog`` declares it, its subclasses
         do not inherit it.
@@ -70,7 +70,7 @@ class ReversibleMap(abc.ABC):
 
         For maps on phase space with density ``exp(-E(x) - K(v))``; ``Ladder`` holds a
         refresh's declared kinetic energies to it
-        (:func:`~ladder_mcmc.refresh.check_refresh_kinetic`). ``None`` here: declares
+        (:func:`~ladder_mcmc.ladder.refresh.check_refresh_kinetic`). ``None`` here: declares
         nothing.
         """
         return None

@@ -28,7 +28,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
-from ladder_mcmc.rules import LookAheadRule
+from ladder_mcmc.ladder.rules import LookAheadRule
 
 
 def _check_delta(_inst, _attr, value) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ladder_mcmc.rules import FLIP, STAY, Rule
+from ladder_mcmc.ladder.rules import FLIP, STAY, Rule
 from ladder_mcmc.validation import attrs_converter, positive_int
 
 

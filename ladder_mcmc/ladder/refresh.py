@@ -16,27 +16,16 @@ type): ``kinetic_energies``, the kinetic energies it draws momenta for (which
 from __future__ import annotations
 
 import abc
-import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.validation import positive_finite, positive_int, randomising_probability
+from ladder_mcmc.validation import randomising_probability
 
-#: Why ``β = 0`` is refused, and what to use instead (the message of every partial refresh).
-NO_REFRESH = (
-    "β = 0 never refreshes the momentum, so the chain is deterministic between flips and "
-    "not ergodic (its diagnostics look perfect); use a small β > 0 for persistent momentum, "
-    "or omit the refresh (Ladder(map, rule, None)) if you want none"
-)
-
-
-def as_beta(value: object) -> float:
-    """A partial refresh's ``β`` as a float, or ``ValueError`` unless it is in ``(0, 1]``."""
-    return float(randomising_probability("beta", value, NO_REFRESH))
+if TYPE_CHECKING:
+    from ladder_mcmc.hamiltonian.metrics import Metric
 
 
 def _as_prob(value: object):
@@ -75,7 +64,7 @@ class Refresh(abc.ABC):
         ``v' = √(1−β) v + √β n``, ``n`` from ``metric.sample_momentum``; ``None`` here.
 
         The declared capability the leapfrog look-ahead driver
-        (:mod:`ladder_mcmc.ragged_leapfrog`) runs on.
+        (:mod:`ladder_mcmc.drivers._leapfrog`) runs on.
         """
         return None
 
@@ -120,7 +109,7 @@ class DirectionRefresh(Refresh):
     prob : float or Fraction in (0, 1]
         Per-chain probability of resampling the direction each step. A
         :class:`fractions.Fraction` (or an exact binary float) lets
-        ``ladder_mcmc.finite`` build exact transition matrices.
+        ``ladder_mcmc.verify.finite`` build exact transition matrices.
     """
 
     prob: float | Fraction = attrs.field(converter=_as_prob)
@@ -136,96 +125,11 @@ class DirectionRefresh(Refresh):
         return {"refresh": "DirectionRefresh", "prob": str(self.prob)}
 
 
-@attrs.frozen
-class MomentumRefresh(Refresh):
-    """Partial momentum refresh ``R(β)`` (paper, section 3.3.3).
-
-    ``v' = √(1−β) v + √β n``, ``n ~ N(0, M)``. The noise is applied to the
-    physical momentum ``d·v`` (the direction ``d`` is the momentum's sign on the
-    ladder), so with the same generator this is draw for draw the textbook
-    persistent-HMC refresh; in law it is the same either way.
-
-    Parameters
-    ----------
-    beta : float in (0, 1]
-        Fraction of the momentum's variance replaced by noise per step;
-        ``1`` = full refresh (standard HMC), small = persistent momentum. ``0``
-        (no noise: a chain deterministic between flips) is refused; omit the
-        refresh instead.
-    metric : Metric
-        The mass matrix the momentum is drawn from (identity by default). Another
-        kinetic energy (e.g. ``PowerKinetic``) is accepted only with ``beta = 1``:
-        the blend above keeps a Gaussian law only.
-    """
-
-    beta: float = attrs.field(converter=as_beta)
-    metric: Metric = attrs.field(factory=Metric)
-
-    def __attrs_post_init__(self) -> None:
-        gaussian = getattr(self.metric, "gaussian_metric", self.metric) is not None
-        if self.beta != 1 and not gaussian:
-            raise ValueError(
-                f"MomentumRefresh(beta={self.beta!r}) on the non-Gaussian kinetic energy "
-                f"{self.metric!r}: blending √(1−β) v + √β n keeps only a Gaussian momentum "
-                "law; use NormalizedMomentumRefresh(beta, kinetic) for a partial refresh, or "
-                "beta=1 (a full redraw)"
-            )
-
-    @classmethod
-    def from_alpha(
-        cls, alpha: float, step_size: float, n_steps: int, metric: Metric | None = None
-    ) -> MomentumRefresh:
-        """``β = α^{1/(ε M)}``: a fraction ``α`` randomised per unit simulation time.
-
-        Paper, footnote in section 3.4 (after Culpepper et al. 2011). ``α`` in
-        ``(0, 1]`` (``α = 0`` would give ``β = 0``, no refresh).
-        """
-        alpha = randomising_probability("alpha", alpha, NO_REFRESH.replace("β", "α"))
-        step_size = positive_finite("step_size", step_size)
-        n_steps = positive_int("n_steps", n_steps)
-        beta = math.pow(alpha, 1.0 / (step_size * n_steps))
-        return cls(beta, metric if metric is not None else Metric())
-
-    def __call__(self, state, direction, rng):
-        v = state.v
-        noise = self.metric.sample_momentum(rng, v.shape)
-        if self.beta == 1:
-            v_new = direction[:, None] * noise
-        else:
-            v_new = math.sqrt(1.0 - self.beta) * v + math.sqrt(self.beta) * (
-                direction[:, None] * noise
-            )
-        return attrs.evolve(state, v=v_new), direction
-
-    def describe(self) -> dict:
-        return {"refresh": "MomentumRefresh", "beta": self.beta, **self.metric.describe()}
-
-    @property
-    def kinetic_energies(self) -> tuple:
-        """``(metric,)``: the momenta are drawn from ``metric``'s ``exp(-K)``."""
-        return (self.metric,)
-
-    @property
-    def gaussian_partial_refresh(self) -> tuple[Any, Metric] | None:
-        """``(β, metric)`` when ``metric`` declares itself Gaussian (``gaussian_metric``).
-
-        Declared by this class only: a subclass declares nothing (``None``) unless it
-        defines ``gaussian_partial_refresh`` itself.
-        """
-        metric = getattr(self.metric, "gaussian_metric", None)
-        return None if metric is None else (self.beta, metric)
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "gaussian_partial_refresh" not in vars(cls):
-            cls.gaussian_partial_refresh = Refresh.gaussian_partial_refresh
-
-
 def same_kinetic_energy(a: Any, b: Any) -> bool:
     """Whether two kinetic energies are the same: one object, or equal ones of one class.
 
-    attrs classes (:class:`~ladder_mcmc.metrics.Metric`,
-    :class:`~ladder_mcmc.kinetic.PowerKinetic`) are compared field by field, arrays by
+    attrs classes (:class:`~ladder_mcmc.hamiltonian.metrics.Metric`,
+    :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`) are compared field by field, arrays by
     shape and entries (``np.array_equal``: equal arrays count as equal); other
     objects with ``==``.
     """

@@ -20,7 +20,7 @@ A rule is a short, static plan plus a little arithmetic:
 Sampling draws one uniform ``u`` per chain per step and stops at the first stage
 with ``u < C_s`` — the greedy scheme of the paper (section 4.3): a rung is
 computed only while the chain is undecided. The exact transition matrices of
-``ladder_mcmc.finite`` use the *same* :meth:`Rule.update` on rational numbers,
+``ladder_mcmc.verify.finite`` use the *same* :meth:`Rule.update` on rational numbers,
 so the exact checks test the arithmetic that samples.
 
 :meth:`Rule.update` must be written with operations that also work on numpy
@@ -47,14 +47,14 @@ STAY = -1
 class Rule(abc.ABC):
     """Abstract transition rule on the ladder (see the module docstring).
 
-    The plan's contract (checked by :func:`ladder_mcmc.ladder.check_rule` when a
+    The plan's contract (checked by :func:`ladder_mcmc.ladder.rules.check_rule` when a
     kernel is built): ``positions`` and ``outcomes`` are non-empty and of equal
     length; each position is one map application from the previous stage's rung
     or from the starting state; a rung code ``outcomes[s] = a ≥ 1`` equals
     ``positions[s]`` (the chain moves to the rung computed at that stage); and
     ``fallthrough`` is ``FLIP``, ``STAY`` or ``positions[-1]`` — a chain that no
     stage stops moves to the last computed rung. Every driver and the exact
-    matrices of ``ladder_mcmc.finite`` follow this contract.
+    matrices of ``ladder_mcmc.verify.finite`` follow this contract.
     """
 
     positions: tuple[int, ...]
@@ -172,20 +172,45 @@ class LookAheadRule(Rule):
         return running_max, np.minimum(1, running_max)
 
 
-# ---- further rules, each in its own module, re-exported here (lazily, so that
-# importing either module first works: they import Rule from this one) ----
-_MORE_RULES = {
-    "ReducedFlipRule": "ladder_mcmc.reduced_flip",
-    "ReducedFlipLookAheadRule": "ladder_mcmc.reduced_flip",
-    "PersistentUniformRule": "ladder_mcmc.persistent_uniform",
-}
+def base_for(positions: tuple[int, ...], stage: int) -> tuple[bool, int]:
+    """Where stage ``stage``'s rung is computed from, and in which sign of ``d``.
+
+    Returns ``(from_origin, sign)``: the rung at ``positions[stage]`` is
+    ``L^{sign·d}`` applied to the previous stage's rung, or to the step's
+    starting state if ``from_origin``.
+    """
+    prev = positions[stage - 1] if stage > 0 else 0
+    pos = positions[stage]
+    if pos - prev in (1, -1) and stage > 0:
+        return False, pos - prev
+    return True, pos
 
 
-def __getattr__(name: str):
-    """``from ladder_mcmc.rules import ReducedFlipRule`` etc. (PEP 562)."""
-    module = _MORE_RULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ladder_mcmc.rules' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+def check_rule(rule: Rule) -> None:
+    """Validate a rule's static plan (each rung one map application away; a rung code is a
+    position the rule computes at that stage, and a fall-through rung is ``positions[-1]``)."""
+    pos = tuple(rule.positions)
+    if len(pos) < 1 or len(rule.outcomes) != len(pos):
+        raise ValueError(
+            f"rule {type(rule).__name__}: positions {pos} and outcomes "
+            f"{tuple(rule.outcomes)} must be non-empty and of equal length"
+        )
+    for s in range(len(pos)):
+        from_origin, sign = base_for(pos, s)
+        if from_origin and sign not in (1, -1):
+            raise ValueError(
+                f"rule {type(rule).__name__}: position {pos[s]} at stage {s} is not one "
+                "map application from the previous rung or the starting state"
+            )
+        code = rule.outcomes[s]
+        if code > 0 and code != pos[s]:
+            raise ValueError(
+                f"rule {type(rule).__name__}: stage {s} accepts rung {code} but computes "
+                f"position {pos[s]}"
+            )
+    fall = rule.fallthrough
+    if fall < STAY or (fall > 0 and fall != pos[-1]):
+        raise ValueError(
+            f"rule {type(rule).__name__}: fallthrough {fall} must be FLIP (0), STAY (-1) or "
+            f"the rung its last stage computes, positions[-1] = {pos[-1]}"
+        )

@@ -6,8 +6,9 @@ A target is any object with
 * ``grad(x)`` → array (chains, dim), the gradient of the energy;
 
 optionally ``energy_and_grad(x)`` (both at once, when cheaper) and ``dim``
-(checked against the initial positions). Plain functions are wrapped by
-:class:`FunctionTarget`. The paper's targets (section 5) are defined here too.
+(checked against the initial positions); :func:`energy_and_grad` evaluates both
+for any target. Plain functions are wrapped by :class:`FunctionTarget`. The
+paper's targets (section 5) are defined here too.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ class Target(Protocol):
     def energy(self, x: np.ndarray) -> np.ndarray: ...
 
     def grad(self, x: np.ndarray) -> np.ndarray: ...
+
+
+def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(E(x), ∂E/∂x)`` as float arrays: the target's ``energy_and_grad`` if it has one,
+    else ``energy`` and ``grad``."""
+    both = getattr(target, "energy_and_grad", None)
+    if both is not None:
+        e, g = both(x)
+    else:
+        e, g = target.energy(x), target.grad(x)
+    return np.asarray(e, dtype=float), np.asarray(g, dtype=float)
 
 
 @attrs.frozen

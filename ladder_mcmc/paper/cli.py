@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ladder_mcmc import __version__
-from ladder_mcmc.reproduction import figure2, figure3, plotting, table1
+from ladder_mcmc.paper import figure2, figure3, plotting, table1
 
 # Sizes per subcommand: chains and steps per run (figure 2: per target).
 QUICK = {

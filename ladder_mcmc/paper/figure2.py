@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from ladder_mcmc.diagnostics import autocorrelation_vs_grads, grads_to_threshold
-from ladder_mcmc.reproduction import settings
+from ladder_mcmc.diagnostics.autocorrelation import autocorrelation_vs_grads, grads_to_threshold
+from ladder_mcmc.paper import settings
 
 THRESHOLD = 0.5
 

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from ladder_mcmc.diagnostics import autocorrelation_vs_grads, grads_to_threshold
-from ladder_mcmc.reproduction import settings
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.diagnostics.autocorrelation import autocorrelation_vs_grads, grads_to_threshold
+from ladder_mcmc.models.targets import IllConditionedGaussian
+from ladder_mcmc.paper import settings
 
 THRESHOLD = 0.5
 LOG_CONDITION = 5.0
@@ -75,7 +75,7 @@ def run_figure3(
         are indexed ``[row][column]`` = ``[β or M index][ε index]``, ``None`` =
         not reached.
     """
-    from ladder_mcmc.progress import Progress
+    from ladder_mcmc.run.progress import Progress
 
     target = IllConditionedGaussian(2, log_condition=LOG_CONDITION)
     axes = grid(size)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ladder_mcmc.reproduction import settings
+from ladder_mcmc.paper import settings
 
 PLOTS_HINT = "PNG figures need matplotlib: pip install ladder_mcmc[plots]"
 

@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ladder_mcmc.hmc import lahmc
-from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.sampling import sample
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.trace import Trace
+from ladder_mcmc.hamiltonian.samplers import lahmc
+from ladder_mcmc.ladder.kernel import Ladder
+from ladder_mcmc.models.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.run.sample import sample
+from ladder_mcmc.run.trace import Trace
 
 STEP_SIZE = 1.0
 N_LEAPFROG = 10

@@ -1,14 +1,14 @@
 """Table 1 of the paper: the fraction of steps that go to each rung (``F``, ``L1`` … ``L4``).
 
 Twelve rows: three targets × {HMC, LAHMC} × ``β ∈ {1, 0.1}``, each with
-batch-means standard errors (:func:`ladder_mcmc.diagnostics.transition_table`)
+batch-means standard errors (:func:`ladder_mcmc.diagnostics.rung_table.transition_table`)
 beside the paper's values.
 """
 
 from __future__ import annotations
 
-from ladder_mcmc.diagnostics import transition_table
-from ladder_mcmc.reproduction import settings
+from ladder_mcmc.diagnostics.rung_table import transition_table
+from ladder_mcmc.paper import settings
 
 COLUMNS = ("F", "L1", "L2", "L3", "L4")
 

@@ -19,10 +19,11 @@ import math
 import attrs
 import numpy as np
 
-from ladder_mcmc.ladder import Ladder, LadderState, log_density_of
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.progress import Progress
-from ladder_mcmc.refresh import ComposedRefresh, MomentumRefresh, Refresh
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
+from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
+from ladder_mcmc.ladder.refresh import ComposedRefresh, Refresh
+from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.validation import positive_finite, positive_int, probability
 
 
@@ -121,10 +122,10 @@ def with_hmc_parameters(
     """The same kernel with a new leapfrog step size, metric (map and refresh) or step count.
 
     A ``metric`` given as a :class:`Metric` is applied to a map whose kinetic
-    energy is of another family (e.g. :class:`~ladder_mcmc.kinetic.PowerKinetic`)
+    energy is of another family (e.g. :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`)
     through that energy's ``with_inverse_mass``, so the family is kept; a
     refresh with a ``kinetic`` field (e.g.
-    :class:`~ladder_mcmc.kinetic.NormalizedMomentumRefresh`) follows the map.
+    :class:`~ladder_mcmc.hamiltonian.momentum.NormalizedMomentumRefresh`) follows the map.
     """
     if not (hasattr(kernel.map, "step_size") and hasattr(kernel.map, "metric")):
         raise ValueError(
@@ -232,7 +233,7 @@ def regularised_covariance(x: np.ndarray, dense: bool) -> np.ndarray:
 def check_mass_adaptation(kernel: Ladder, warmup: int, adapt_mass: bool, dense: bool) -> None:
     """Refuse, before any work, a warm-up whose mass matrix the kernel's kinetic energy
     cannot take: ``dense`` for a family with a diagonal inverse mass only (e.g.
-    :class:`~ladder_mcmc.kinetic.PowerKinetic`, :func:`~ladder_mcmc.lifted_lahmc`), or
+    :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`, :func:`~ladder_mcmc.lifted_lahmc`), or
     any mass for a family that cannot be rescaled.
 
     Raises

@@ -19,7 +19,7 @@ as an object array; any other object array is refused with ``ValueError``). The
 state's attrs class is named in the metadata and resolved by import, and
 accepted only if it is an attrs class whose fields match the stored ones. The
 kernel itself (which holds your target's code) is passed again to
-:func:`~ladder_mcmc.sampling.resume`, and refused unless its description equals
+:func:`~ladder_mcmc.run.resume.resume`, and refused unless its description equals
 the stored one.
 
 Files are written to a temporary file in the same folder, flushed to disk, and
@@ -188,7 +188,7 @@ def fingerprint(obj: Any) -> str:
 
     ``Ladder.describe()`` names the kernel's parts and its scalar settings,
     but not, e.g., a mass matrix's values or a target's data and parameters.
-    :func:`~ladder_mcmc.sampling.resume` compares this fingerprint too, so that
+    :func:`~ladder_mcmc.run.resume.resume` compares this fingerprint too, so that
     a checkpoint is refused by a kernel that differs only there.
 
     Parameters are what immutable objects hold: the fields of frozen attrs
@@ -201,7 +201,7 @@ def fingerprint(obj: Any) -> str:
     target that counts its calls — is named by its type only, since its
     contents may change during the run.
     A function of values only: an object reached twice (e.g. one
-    :class:`~ladder_mcmc.metrics.Metric` shared by the map and the refresh)
+    :class:`~ladder_mcmc.hamiltonian.metrics.Metric` shared by the map and the refresh)
     hashes as two equal copies would; an object reached again inside itself
     (a cycle) is hashed as a mark, once.
     Deterministic across processes and machines.

@@ -1,9 +1,9 @@
 """Chains spread over a ``concurrent.futures.Executor`` (a process pool, or Dask's).
 
 The chains are split into contiguous groups; group ``g`` runs
-:func:`~ladder_mcmc.sampling.sample` on its chains, each chain with its own
+:func:`~ladder_mcmc.run.sample.sample` on its chains, each chain with its own
 random stream keyed by the run's seed and the chain's index in the whole run
-(:mod:`ladder_mcmc.streams`). Without warm-up a run's draws are therefore
+(:mod:`ladder_mcmc.drivers.streams`). Without warm-up a run's draws are therefore
 those of the same run without an executor, whatever the number of groups,
 the executor, or the order in which the groups finish. Warm-up adapts on each
 group's chains.
@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ladder_mcmc import batch
-from ladder_mcmc.adaptation import GroupedWarmup
-from ladder_mcmc.ladder import LadderState
-from ladder_mcmc.streams import ChainStreams, root_seed
-from ladder_mcmc.trace import Trace
+from ladder_mcmc.drivers.streams import ChainStreams, root_seed
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.kernel import LadderState
+from ladder_mcmc.run.adaptation import GroupedWarmup
+from ladder_mcmc.run.trace import Trace
 from ladder_mcmc.validation import positive_int
 
 
@@ -63,8 +63,8 @@ def grouped_description(descriptions: list[dict]) -> dict:
 def concatenate_traces(traces: list[Trace]) -> Trace:
     """One trace from traces of disjoint groups of chains (chain axis = 1).
 
-    ``warmup``: the group's :class:`~ladder_mcmc.adaptation.WarmupResult` for one
-    group, a :class:`~ladder_mcmc.adaptation.GroupedWarmup` for several (None
+    ``warmup``: the group's :class:`~ladder_mcmc.run.adaptation.WarmupResult` for one
+    group, a :class:`~ladder_mcmc.run.adaptation.GroupedWarmup` for several (None
     unless every group finished its warm-up); ``kernel``: :func:`grouped_description`;
     ``cost`` per chain if the groups' differ (warm-up with a ``trajectory_length``).
     """
@@ -123,7 +123,7 @@ def sample_on_executor(
     The kernel and the initial values must be picklable (module-level target
     classes or functions, not lambdas) for a process pool or a cluster.
     """
-    from ladder_mcmc.sampling import sample
+    from ladder_mcmc.run.sample import sample
 
     n_groups = positive_int("n_groups", n_groups)
     root = root_seed(seed)

@@ -17,14 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ladder_mcmc import ComposedRefresh, DirectionRefresh, Ladder
-from ladder_mcmc.finite import (
+from ladder_mcmc.ladder import FLIP, LookAheadRule, Rule
+from ladder_mcmc.verify import (
     FiniteLadder,
+    assert_exact,
     exact_transition_rows,
     extended_index,
+    finite_ladders,
     outcome_probabilities,
 )
-from ladder_mcmc.rules import FLIP, LookAheadRule, Rule
-from ladder_mcmc.testing import assert_exact, finite_ladders
 
 MAX_K = 6
 N_EXAMPLES = 1000  # per property; each example checks every K = 1..6 (see docs/verification.md)

@@ -28,9 +28,8 @@ from exact_properties import (
 )
 
 from ladder_mcmc import Ladder
-from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.testing import assert_exact
+from ladder_mcmc.ladder import LookAheadRule
+from ladder_mcmc.verify import FiniteLadder, assert_exact
 
 
 # ------------------------------------------------------------------ the tests

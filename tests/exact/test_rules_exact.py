@@ -18,14 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ladder_mcmc import DirectionRefresh, Ladder
-from ladder_mcmc.finite import (
+from ladder_mcmc.ladder import FLIP, STAY, LookAheadRule, ReducedFlipLookAheadRule, ReducedFlipRule
+from ladder_mcmc.verify import (
     FiniteLadder,
+    assert_exact,
     exact_transition_matrix,
+    finite_ladders,
     outcome_probabilities,
     stationary_distribution,
 )
-from ladder_mcmc.rules import FLIP, STAY, LookAheadRule, ReducedFlipLookAheadRule, ReducedFlipRule
-from ladder_mcmc.testing import assert_exact, finite_ladders
 
 RULES = [ReducedFlipRule(), ReducedFlipLookAheadRule(1), ReducedFlipLookAheadRule(2),
          ReducedFlipLookAheadRule(3)]  # fmt: skip

@@ -1,7 +1,7 @@
 """Rules whose fall-through code is a rung (``fallthrough > 0``): one contract, every driver.
 
 A chain that no stage stops moves to the rung at ``positions[-1]`` — in the exact
-matrices (``ladder_mcmc.finite``), in :meth:`Ladder.step` (warm-up and
+matrices (``ladder_mcmc.verify.finite``), in :meth:`Ladder.step` (warm-up and
 ``schedule="synchronous"``) and in the ragged driver. HMC written as such a rule
 (``FallThroughMetropolisRule`` in ``exact_properties.py``) must be exactly
 ``LookAheadRule(1)``, and sample like it in both drivers.
@@ -16,9 +16,8 @@ import pytest
 from exact_properties import FallThroughMetropolisRule, fallthrough_property
 
 from ladder_mcmc import DirectionRefresh, Ladder, LookAhead
-from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.rules import FLIP, STAY, LookAheadRule
-from ladder_mcmc.testing import assert_exact, assert_transition_frequencies
+from ladder_mcmc.ladder import FLIP, STAY, LookAheadRule
+from ladder_mcmc.verify import FiniteLadder, assert_exact, assert_transition_frequencies
 
 LADDER = FiniteLadder([1, 2, 3, 4, 0, 6, 5], [3, 1, 4, 1, 5, 2, 2])
 

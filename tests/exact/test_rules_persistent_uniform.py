@@ -23,11 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladder_mcmc.finite import FiniteLadder, extended_index
-from ladder_mcmc.ladder import base_for
-from ladder_mcmc.persistent_uniform import wrap
-from ladder_mcmc.rules import FLIP, LookAheadRule, PersistentUniformRule
-from ladder_mcmc.testing import finite_ladders
+from ladder_mcmc.ladder import FLIP, LookAheadRule, PersistentUniformRule, base_for
+from ladder_mcmc.ladder.persistent_uniform import wrap
+from ladder_mcmc.verify import FiniteLadder, extended_index, finite_ladders
 
 ladders = finite_ladders(1, 6, 6, construction="both")
 
@@ -98,7 +96,7 @@ def test_slice_moves_are_bijections_and_rescale_exactly(k, ladder, delta):
 @given(ladder=ladders)
 def test_persistent_uniform_with_fresh_u_is_look_ahead(ladder):
     """Averaged over u ~ U[0, 1), the move is LAHMC's: stop probabilities agree with C_a."""
-    from ladder_mcmc.finite import outcome_probabilities
+    from ladder_mcmc.verify import outcome_probabilities
 
     rule = PersistentUniformRule(3)
     probs, _ = outcome_probabilities(LookAheadRule(3), ladder)
@@ -134,7 +132,7 @@ def test_the_bijection_check_catches_a_wrong_rule():
 
 
 def test_exact_matrix_refuses_the_carried_uniform():
-    from ladder_mcmc.finite import exact_transition_matrix
+    from ladder_mcmc.verify import exact_transition_matrix
 
     with pytest.raises(TypeError, match="carries its uniform"):
         exact_transition_matrix(PersistentUniformRule(2), FiniteLadder([1, 0], [1, 2]))

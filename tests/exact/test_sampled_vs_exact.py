@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import DirectionRefresh, LookAhead
-from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.testing import assert_transition_frequencies
+from ladder_mcmc.verify import FiniteLadder, assert_transition_frequencies
 
 LADDERS = {
     # construction (a): a 5-cycle and a 2-cycle, ties among the weights

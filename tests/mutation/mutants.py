@@ -1,11 +1,11 @@
 """Deliberately broken variants of library pieces (never used outside the tests).
 
 Each is a small subclass of the real thing with one line changed (or, for the run
-checks of ``ladder_mcmc.diagnostics`` and ``ladder_mcmc.checks``, a function with
-one step left out), so that the checks of ``ladder_mcmc.testing`` and the tests of
+checks of ``ladder_mcmc.diagnostics``, a function with
+one step left out), so that the checks of ``ladder_mcmc.verify`` and the tests of
 the run checks can be shown to catch it
 (``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
-The choice of the leapfrog look-ahead driver is mutated in its source instead
+The choice of the leapfrog fast path is mutated in its source instead
 (:data:`SELECTION_MUTANTS`, :func:`selection_mutant`): the driver-equivalence
 property (``tests/unit/driver_equivalence.py``) must catch each.
 """
@@ -19,13 +19,12 @@ import attrs
 import numpy as np
 from exact_properties import FallThroughMetropolisRule  # tests/exact, on the path of the users
 
-from ladder_mcmc import batch, ragged_leapfrog
-from ladder_mcmc.checks import _gradient_error
-from ladder_mcmc.diagnostics import _rhat_rows, _split_rows, _z_scale
-from ladder_mcmc.hmc import Leapfrog, PhaseState, _energy_and_grad
-from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.refresh import MomentumRefresh
-from ladder_mcmc.rules import STAY, LookAheadRule
+from ladder_mcmc.diagnostics.ess import _rhat_rows, _split_rows, _z_scale
+from ladder_mcmc.diagnostics.gradient import _gradient_error
+from ladder_mcmc.drivers import _leapfrog
+from ladder_mcmc.hamiltonian import Leapfrog, MomentumRefresh, PhaseState
+from ladder_mcmc.ladder import STAY, Ladder, LookAheadRule, batch
+from ladder_mcmc.models import energy_and_grad
 
 
 @attrs.frozen
@@ -96,7 +95,7 @@ class NoFinalHalfKickLeapfrog(Leapfrog):
             if i < self.n_steps - 1:
                 g = np.asarray(self.target.grad(x), dtype=float)
                 v = v - eps * g
-        e, g = _energy_and_grad(self.target, x)
+        e, g = energy_and_grad(self.target, x)
         return PhaseState(x=x, v=v, energy=e, grad=g)  # bug: no final v -= ε/2 · g
 
 
@@ -172,13 +171,13 @@ SELECTION_MUTANTS = {
 
 
 def selection_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
-    """``ragged_leapfrog``'s source with each ``(old, new)`` of ``changes`` applied, run as
-    a new module."""
-    source = inspect.getsource(ragged_leapfrog)
+    """The fast path's source (``ladder_mcmc.drivers._leapfrog``) with each ``(old, new)``
+    of ``changes`` applied, run as a new module."""
+    source = inspect.getsource(_leapfrog)
     for old, new in changes:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
-    module = types.ModuleType("ragged_leapfrog_mutant")
+    module = types.ModuleType("_leapfrog_mutant")
     exec(compile(source, module.__name__, "exec"), module.__dict__)
     return module
 
@@ -194,5 +193,5 @@ def unfolded_rank_rhat(draws):
 
 
 def sign_blind_gradient_error(analytic, numeric, floor):
-    """``checks._gradient_error`` comparing magnitudes only: ``|g|`` against ``|fd|``."""
+    """``gradient._gradient_error`` comparing magnitudes only: ``|g|`` against ``|fd|``."""
     return _gradient_error(np.abs(analytic), np.abs(numeric), floor)

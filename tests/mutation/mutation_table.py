@@ -33,10 +33,10 @@ def main() -> None:
     )
 
     from ladder_mcmc import Ladder, Leapfrog, LookAhead, MomentumRefresh
-    from ladder_mcmc.finite import FiniteLadder
-    from ladder_mcmc.rules import LookAheadRule
-    from ladder_mcmc.targets import IllConditionedGaussian
-    from ladder_mcmc.testing import (
+    from ladder_mcmc.ladder import LookAheadRule
+    from ladder_mcmc.models import IllConditionedGaussian
+    from ladder_mcmc.verify import (
+        FiniteLadder,
         assert_fixed_point,
         assert_generalized_detailed_balance,
         assert_map,

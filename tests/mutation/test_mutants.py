@@ -1,9 +1,9 @@
-"""Mutation sensitivity: every check of ``ladder_mcmc.testing`` fails on a broken variant.
+"""Mutation sensitivity: every check of ``ladder_mcmc.verify`` fails on a broken variant.
 
 Each mutant (``mutants.py`` beside this file) changes one line of a correct
 piece of the library. A test here runs a check on the mutant and asserts that
 the check *fails* (``pytest.raises(AssertionError)``); the same check passes
-on the correct code in ``tests/exact``, ``tests/unit/test_leapfrog_contract.py``
+on the correct code in ``tests/exact``, ``tests/unit/hamiltonian/test_leapfrog_contract.py``
 and ``tests/statistical/test_one_step_invariance.py`` (and in the controls
 below). Which check catches which mutant, and how fast, is tabulated in
 ``docs/verification.md``.
@@ -11,30 +11,23 @@ below). Which check catches which mutant, and how fast, is tabulated in
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
-from pathlib import Path
 
+# driver_equivalence, check_properties (tests/unit) and exact_properties (tests/exact)
+# are on the path: tests/conftest.py puts them there
+import driver_equivalence
 import numpy as np
 import pytest
-from hypothesis import Phase
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "exact"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-
-import driver_equivalence  # noqa: E402
-from check_properties import (  # noqa: E402
-    assert_rhat_flags_different_scales,
-    assert_wrong_gradients_refused,
-)
-from driver_equivalence import driver_equivalence_property  # noqa: E402
-from exact_properties import (  # noqa: E402
+from check_properties import assert_rhat_flags_different_scales, assert_wrong_gradients_refused
+from driver_equivalence import driver_equivalence_property
+from exact_properties import (
     FallThroughMetropolisRule,
     closed_form_property,
     fallthrough_property,
     lookahead_exact_property,
 )
-from mutants import (  # noqa: E402
+from hypothesis import Phase
+from mutants import (
     SELECTION_MUTANTS,
     LinearRefresh,
     NoFinalHalfKickLeapfrog,
@@ -49,21 +42,21 @@ from mutants import (  # noqa: E402
     unfolded_rank_rhat,
 )
 
-import ladder_mcmc.checks  # noqa: E402
-from ladder_mcmc import (  # noqa: E402
+import ladder_mcmc.diagnostics.gradient
+from ladder_mcmc import (
     DirectionRefresh,
     Ladder,
     Leapfrog,
     LookAhead,
     MomentumRefresh,
     check_gradient,
-    ragged,
 )
-from ladder_mcmc.diagnostics import rank_rhat  # noqa: E402
-from ladder_mcmc.finite import FiniteLadder  # noqa: E402
-from ladder_mcmc.rules import FLIP, LookAheadRule  # noqa: E402
-from ladder_mcmc.targets import IllConditionedGaussian  # noqa: E402
-from ladder_mcmc.testing import (  # noqa: E402
+from ladder_mcmc.diagnostics import rank_rhat
+from ladder_mcmc.drivers import contract
+from ladder_mcmc.ladder import FLIP, LookAheadRule
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.verify import (
+    FiniteLadder,
     assert_fixed_point,
     assert_generalized_detailed_balance,
     assert_map,
@@ -239,13 +232,13 @@ NO_SHRINKING = (Phase.explicit, Phase.generate)  # the failure, not its smallest
 # look-ahead driver mutated in its source; the bit-for-bit comparison alone (not the
 # property's own check of which kernels are chosen) must fail.
 def test_driver_equivalence_passes_on_the_unmutated_source(monkeypatch):
-    monkeypatch.setattr(ragged, "ragged_leapfrog", selection_mutant([]))
+    monkeypatch.setattr(contract, "_leapfrog", selection_mutant([]))
     driver_equivalence_property(100, **MUTANT_SETTINGS)()
 
 
 @pytest.mark.parametrize("name", list(SELECTION_MUTANTS))
 def test_driver_equivalence_catches_selection_mutant(name, monkeypatch):
-    monkeypatch.setattr(ragged, "ragged_leapfrog", selection_mutant(SELECTION_MUTANTS[name]))
+    monkeypatch.setattr(contract, "_leapfrog", selection_mutant(SELECTION_MUTANTS[name]))
     # the numpy bookkeeping only: the compiled one would import the unmutated selection
     monkeypatch.setattr(driver_equivalence, "HAVE_NUMBA", False)
     with pytest.raises(AssertionError, match="Arrays are not equal|final states|driver failed"):
@@ -263,6 +256,8 @@ def test_scale_case_catches_r_hat_without_its_folded_part():
 
 def test_wrong_gradients_catch_a_sign_blind_gradient_check(monkeypatch):
     assert_wrong_gradients_refused(check_gradient)  # control
-    monkeypatch.setattr(ladder_mcmc.checks, "_gradient_error", sign_blind_gradient_error)
+    monkeypatch.setattr(
+        ladder_mcmc.diagnostics.gradient, "_gradient_error", sign_blind_gradient_error
+    )
     with pytest.raises(AssertionError, match=r"\['wrong sign'\]"):
         assert_wrong_gradients_refused(check_gradient)

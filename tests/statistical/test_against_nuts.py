@@ -30,11 +30,9 @@ import pytest
 
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.diagnostics import effective_sample_size
-from ladder_mcmc.hmc import Leapfrog, PhaseState
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.ladder import Ladder
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.hamiltonian import Leapfrog, NormalizedMomentumRefresh, PhaseState, PowerKinetic
+from ladder_mcmc.ladder import Ladder, LookAheadRule
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "against_nuts.py"
 Z_MAX = 4.5

@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, Leapfrog, MomentumRefresh, lahmc, sample
-from ladder_mcmc.rules import PersistentUniformRule, ReducedFlipLookAheadRule
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.ladder import PersistentUniformRule, ReducedFlipLookAheadRule
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 
 CHAINS, STEPS, Z = 200, 1500, 4.0
 GAUSS2, WELL = IllConditionedGaussian(2), RoughWell()

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, Leapfrog, MomentumRefresh, hmc, lahmc
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.testing import assert_one_step_invariance
+from ladder_mcmc.ladder import LookAheadRule
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.verify import assert_one_step_invariance
 
 PAPER_TARGETS = {
     "gauss2": IllConditionedGaussian(2),

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ladder_mcmc import posteriors as pdb
+from ladder_mcmc.models import posteriors as pdb
 
 try:
     pdb.find_database()

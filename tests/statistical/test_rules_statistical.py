@@ -2,7 +2,7 @@
 
 Each test starts 20 000 chains at exact draws of the extended target, applies
 one kernel step and compares with fresh exact draws by Kolmogorov–Smirnov tests
-(``ladder_mcmc.testing.assert_one_step_invariance``: Bonferroni-corrected, total
+(``ladder_mcmc.verify.invariance.assert_one_step_invariance``: Bonferroni-corrected, total
 false-alarm probability 1e-6 for a correct kernel; the kernel must move at
 least 1% of the chains). Fixed seeds; each test takes about a second.
 """
@@ -13,17 +13,15 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, MomentumRefresh
-from ladder_mcmc.harmonic import HarmonicFlow
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.integrators import McLachlan2, Yoshida4
-from ladder_mcmc.rules import (
+from ladder_mcmc.hamiltonian import HarmonicFlow, Leapfrog, McLachlan2, Yoshida4
+from ladder_mcmc.ladder import (
     LookAheadRule,
     PersistentUniformRule,
     ReducedFlipLookAheadRule,
     ReducedFlipRule,
 )
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
-from ladder_mcmc.testing import assert_one_step_invariance, default_features
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
+from ladder_mcmc.verify import assert_one_step_invariance, default_features
 
 ROUGH = RoughWell()
 GAUSS = IllConditionedGaussian(2, log_condition=2)

@@ -1,4 +1,4 @@
-"""Table 1 of the paper, reproduced through ``ladder_mcmc.reproduction.table1``.
+"""Table 1 of the paper, reproduced through ``ladder_mcmc.paper.table1``.
 
 Standard errors: a fraction p estimated from N = chains × steps transitions has
 binomial SE sqrt(p(1-p)/N) ≤ 0.5/sqrt(N); correlation between successive steps
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from ladder_mcmc.reproduction.table1 import COLUMNS, run_table1
+from ladder_mcmc.paper.table1 import COLUMNS, run_table1
 
 
 def _check(result: dict, tolerance: float) -> None:

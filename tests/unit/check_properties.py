@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian
 
 
 def scale_case(seed: int = 0) -> np.ndarray:

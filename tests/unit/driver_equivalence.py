@@ -13,17 +13,17 @@ or another one. :func:`driver_equivalence_property` then checks that
 
 * a refresh on another kinetic energy than the map's is refused by ``Ladder``
   (``ValueError``), and every other composition is accepted;
-* ``ragged_leapfrog.applies_to`` accepts exactly the leapfrog look-ahead kernels on a
-  ``Metric`` (``Leapfrog``, ``LookAheadRule``, ``MomentumRefresh`` on the map's metric
-  or none; ``check_selection``);
-* the specialised driver, with its numpy and (if numba is installed) its compiled
+* the fast path's ``applies_to`` (``ladder_mcmc.drivers._leapfrog``) accepts exactly
+  the leapfrog look-ahead kernels on a ``Metric`` (``Leapfrog``, ``LookAheadRule``,
+  ``MomentumRefresh`` on the map's metric or none; ``check_selection``);
+* the fast path, with its numpy and (if numba is installed) its compiled
   bookkeeping, gives the generic ragged driver's trace bit for bit on every kernel it
   accepts: draws, rungs, map applications, non-finite counts, final kernel state;
 * every chain draws from its own random streams: the generic driver gives the same
   trace when the chains are brought together every third step (``checkpoint_every``),
   and, on the exact map ``CycleShift``, on the synchronous schedule.
 
-``tests/unit/test_driver_equivalence.py`` runs it; ``tests/mutation/test_mutants.py``
+``tests/unit/drivers/test_driver_equivalence.py`` runs it; ``tests/mutation/test_mutants.py``
 runs it on mutants of the driver selection and asserts that it fails.
 """
 
@@ -59,11 +59,12 @@ from ladder_mcmc import (
     StepSizeJitter,
     TemperedLeapfrog,
     Yoshida4,
-    batch,
-    ragged,
+    drivers,
     sample,
 )
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.drivers import contract
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.models import IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(2, log_condition=1)  # variances 1 and 10
 N_CHAINS, N_STEPS = 5, 20
@@ -217,25 +218,20 @@ def cases(draw) -> Case:
     return Case(map_, rule, refresh, refused, fast, init)
 
 
-def _never(kernel) -> bool:
-    return False
-
-
 def run(kernel, init, seed: int, driver: str, n_steps: int = N_STEPS, **options):
-    """``sample`` on the generic ragged driver (``"generic"``), on the specialised one's
+    """``sample`` on the generic ragged driver (``"generic"``), on the fast path's
     ``"numpy"`` or ``"numba"`` bookkeeping when it accepts the kernel, or on the
     ``"synchronous"`` schedule."""
-    module = ragged.ragged_leapfrog  # read here: a mutation test may replace it
-    saved = module.applies_to, module.COMPILED
+    saved = drivers.FAST_PATH, drivers.COMPILED
     try:
         if driver in ("generic", "synchronous"):
-            module.applies_to = _never
+            drivers.FAST_PATH = False
         else:
-            module.COMPILED = driver == "numba"
+            drivers.COMPILED = driver == "numba"
         schedule = "synchronous" if driver == "synchronous" else "ragged"
         return sample(kernel, init, n_steps, seed=seed, schedule=schedule, **options)
     finally:
-        module.applies_to, module.COMPILED = saved
+        drivers.FAST_PATH, drivers.COMPILED = saved
 
 
 def assert_same_trace(a, b) -> None:
@@ -268,7 +264,7 @@ def check_case(
             return
         raise AssertionError(f"a refresh on another kinetic energy was accepted: {case}")
     kernel = Ladder(case.map, case.rule, case.refresh)
-    accepted = ragged.ragged_leapfrog.applies_to(kernel)
+    accepted = contract._leapfrog.applies_to(kernel)  # read here: a mutation test may replace it
     if check_selection:
         assert accepted == case.fast, f"applies_to is {accepted} for {case}"
     generic = run(kernel, case.init, seed, "generic")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ladder_mcmc.targets import FunctionTarget
+from ladder_mcmc.models import FunctionTarget
 
 
 def interrupting(target, dim: int, limit: int | None = None) -> tuple[FunctionTarget, dict]:

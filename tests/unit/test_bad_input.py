@@ -13,7 +13,7 @@ from ladder_mcmc import (
     lahmc,
     sample,
 )
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
 
 TARGET = IllConditionedGaussian(2)
 

@@ -33,10 +33,10 @@ from ladder_mcmc import (
     resume,
     sample,
 )
-from ladder_mcmc.adaptation import regularised_covariance
-from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
-from ladder_mcmc.trace import Recorder
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
+from ladder_mcmc.run import Recorder
+from ladder_mcmc.run.adaptation import regularised_covariance
+from ladder_mcmc.verify import FiniteLadder
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
 X0 = np.zeros((4, 2))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
 def test_there_are_examples():
@@ -17,11 +19,14 @@ def test_there_are_examples():
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs_quick(script):
+    # this checkout's ladder_mcmc first, whatever else is installed
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run(
         [sys.executable, str(script), "--quick"],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "PYTHONPATH": path},
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip()

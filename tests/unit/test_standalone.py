@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 import ladder_mcmc
-from ladder_mcmc import posteriors
-from ladder_mcmc.posteriors import references
+from ladder_mcmc.models import posteriors
+from ladder_mcmc.models.posteriors import references
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(ladder_mcmc.__file__).resolve().parent
@@ -93,10 +93,10 @@ def test_reference_data_live_in_the_package(monkeypatch):
 def test_reference_data_are_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = config["tool"]["setuptools"]["package-data"]["ladder_mcmc.posteriors"]
-    data = PACKAGE / "posteriors" / "data"
+    patterns = config["tool"]["setuptools"]["package-data"]["ladder_mcmc.models.posteriors"]
+    data = PACKAGE / "models" / "posteriors" / "data"
     for path in data.iterdir():
-        name = path.relative_to(PACKAGE / "posteriors").as_posix()
+        name = path.relative_to(PACKAGE / "models" / "posteriors").as_posix()
         assert any(fnmatch(name, pattern) for pattern in patterns), name
 
 
@@ -105,7 +105,7 @@ def test_a_copy_of_the_package_alone_loads_every_posterior(tmp_path):
     site = tmp_path / "site"
     shutil.copytree(PACKAGE, site / "ladder_mcmc", ignore=shutil.ignore_patterns("__pycache__"))
     code = (
-        "import ladder_mcmc, ladder_mcmc.posteriors as p; "
+        "import ladder_mcmc, ladder_mcmc.models.posteriors as p; "
         "print(ladder_mcmc.__file__); print(p.find_database()); "
         "print(sorted(p.load(n).dim for n in p.names()))"
     )

@@ -5,7 +5,7 @@ the energy ``E(x) = -log p(θ(x) | data) - log |dθ/dx|`` (Stan's Jacobian
 adjustment; normalising constants dropped) and its hand-derived gradient, and
 maps draws back to the constrained parameters with ``constrain``. Data and
 reference statistics are read from the posteriordb reference file at load time
-(see :mod:`ladder_mcmc.posteriors.references` for where it is looked for).
+(see :mod:`ladder_mcmc.models.posteriors.references` for where it is looked for).
 
 Examples
 --------
@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import os
 
-from ladder_mcmc.posteriors.ark import ArK
-from ladder_mcmc.posteriors.arma import Arma11
-from ladder_mcmc.posteriors.blr import Blr
-from ladder_mcmc.posteriors.eight_schools import EightSchoolsNoncentered
-from ladder_mcmc.posteriors.garch import Garch11
-from ladder_mcmc.posteriors.gauss_mix import LowDimGaussMix
-from ladder_mcmc.posteriors.kidiq import KidscoreMomiq
-from ladder_mcmc.posteriors.posterior import Posterior
-from ladder_mcmc.posteriors.references import (
+from ladder_mcmc.models.posteriors.ark import ArK
+from ladder_mcmc.models.posteriors.arma import Arma11
+from ladder_mcmc.models.posteriors.blr import Blr
+from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsNoncentered
+from ladder_mcmc.models.posteriors.garch import Garch11
+from ladder_mcmc.models.posteriors.gauss_mix import LowDimGaussMix
+from ladder_mcmc.models.posteriors.kidiq import KidscoreMomiq
+from ladder_mcmc.models.posteriors.posterior import Posterior
+from ladder_mcmc.models.posteriors.references import (
     DEFAULT_PATH,
     ENV_VAR,
     Reference,

@@ -6,7 +6,7 @@ mean (``sd / sqrt(ESS)``) and the z-score against the reference mean,
     z = (mean - ref_mean) / sqrt(MCSE_ours² + MCSE_ref²),
 
 which is approximately standard normal when both runs are correct. The ESS is
-:func:`ladder_mcmc.diagnostics.effective_sample_size` when that module is
+:func:`ladder_mcmc.diagnostics.ess.effective_sample_size` when that module is
 available, else a batch-means estimate.
 """
 
@@ -37,7 +37,7 @@ def batch_means_ess(draws: np.ndarray) -> np.ndarray:
 def effective_sample_size(draws: np.ndarray) -> tuple[np.ndarray, str]:
     """ESS per quantity of ``draws`` (steps, chains, p) and the method used."""
     try:
-        from ladder_mcmc.diagnostics import effective_sample_size as ess
+        from ladder_mcmc.diagnostics.ess import effective_sample_size as ess
     except ImportError:  # pragma: no cover - diagnostics is part of the package now
         return batch_means_ess(draws), "batch means"
     return np.asarray(ess(draws), dtype=float).reshape(-1), "Geyer initial monotone (split)"
@@ -46,7 +46,7 @@ def effective_sample_size(draws: np.ndarray) -> tuple[np.ndarray, str]:
 def split_rhat(draws: np.ndarray) -> np.ndarray:
     """Split R-hat per quantity of ``draws`` (steps, chains, p); ``nan`` if unavailable."""
     try:
-        from ladder_mcmc.diagnostics import split_rhat as rhat
+        from ladder_mcmc.diagnostics.ess import split_rhat as rhat
     except ImportError:  # pragma: no cover
         return np.full(draws.shape[-1], np.nan)
     return np.asarray(rhat(draws), dtype=float).reshape(-1)
@@ -67,7 +67,7 @@ class Comparison:
     sd_ratio : array (n_params,)
         ``sd / ref_sd``.
     rhat : array (n_params,)
-        Split R-hat (``nan`` if :mod:`ladder_mcmc.diagnostics` is unavailable); far
+        Split R-hat (``nan`` if :mod:`ladder_mcmc.diagnostics.ess` is unavailable); far
         above 1 when chains sit in different modes.
     ess_method : str
         How the ESS was estimated.

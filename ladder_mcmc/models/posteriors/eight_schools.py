@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.posteriors.posterior import Posterior, count, indexed, vector
+from ladder_mcmc.models.posteriors.posterior import Posterior, count, indexed, vector
 
 
 @attrs.frozen(eq=False, repr=False)

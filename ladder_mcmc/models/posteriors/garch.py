@@ -31,8 +31,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.posteriors.posterior import Posterior, count, vector
-from ladder_mcmc.posteriors.transforms import inv_logit, log1m_inv_logit, log_inv_logit
+from ladder_mcmc.models.posteriors.posterior import Posterior, count, vector
+from ladder_mcmc.models.posteriors.transforms import inv_logit, log1m_inv_logit, log_inv_logit
 
 
 @attrs.frozen(eq=False, repr=False)

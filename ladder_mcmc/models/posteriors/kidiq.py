@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.posteriors.posterior import Posterior, count, vector
+from ladder_mcmc.models.posteriors.posterior import Posterior, count, vector
 
 
 @attrs.frozen(eq=False, repr=False)

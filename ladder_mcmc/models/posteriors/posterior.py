@@ -29,7 +29,7 @@ class Posterior:
         posteriordb name, ``"<data>-<model>"``.
     reference : Reference or None
         Reference summaries, when the target was built by
-        :func:`ladder_mcmc.posteriors.load`.
+        :func:`ladder_mcmc.models.posteriors.load`.
     """
 
     name: str = ""

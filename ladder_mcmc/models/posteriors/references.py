@@ -33,7 +33,7 @@ import numpy as np
 ENV_VAR = "LADDER_MCMC_POSTERIORDB"
 """Environment variable naming the reference file."""
 
-_DATA = resources.files("ladder_mcmc.posteriors") / "data"
+_DATA = resources.files("ladder_mcmc.models.posteriors") / "data"
 DEFAULT_PATH = Path(str(_DATA / "posteriordb_refs.json"))
 """The copy shipped with the package: ``ladder_mcmc/posteriors/data/posteriordb_refs.json``."""
 

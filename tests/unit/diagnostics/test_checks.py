@@ -6,6 +6,7 @@ the tests here see it through ``pytest.warns`` and ``warnings.simplefilter("alwa
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
 import time
@@ -20,7 +21,6 @@ from check_properties import (
     wrong_gradients,
 )
 
-import ladder_mcmc.sampling as sampling
 from ladder_mcmc import (
     CycleShift,
     DirectionRefresh,
@@ -33,11 +33,10 @@ from ladder_mcmc import (
     resume,
     sample,
 )
-from ladder_mcmc import posteriors as pdb
-from ladder_mcmc.checks import check_kernel_gradient, check_trace, trace_problems
-from ladder_mcmc.diagnostics import rank_rhat
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
-from ladder_mcmc.trace import Trace
+from ladder_mcmc.diagnostics import check_kernel_gradient, check_trace, rank_rhat, trace_problems
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
+from ladder_mcmc.models import posteriors as pdb
+from ladder_mcmc.run import Trace
 
 GAUSS = IllConditionedGaussian(2, log_condition=1)
 X0 = GAUSS.sample(4, np.random.default_rng(0))
@@ -144,6 +143,8 @@ def test_checks_are_not_counted_in_wall_time(monkeypatch):
         time.sleep(0.3)
         return []
 
+    # the module, not the function ladder_mcmc.run.sample that shadows it
+    sampling = importlib.import_module("ladder_mcmc.run.sample")
     monkeypatch.setattr(sampling, "check_trace", slow_check)
     start = time.perf_counter()
     trace = sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 20, seed=1)
@@ -188,7 +189,7 @@ def test_long_runs_are_checked_on_every_t_th_step_and_draws_files_in_blocks(monk
     """Above CHECKED_DRAWS positions, one kept step in t is read (at least
     MIN_CHECKED_STEPS per chain), a draws file a block of rows at a time; the
     messages say so, and a draws file gives the same messages as memory."""
-    import ladder_mcmc.checks as checks
+    import ladder_mcmc.diagnostics.checks as checks
 
     gauss = IllConditionedGaussian(3, log_condition=2)
     x0 = gauss.sample(4, np.random.default_rng(2))

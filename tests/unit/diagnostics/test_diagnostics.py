@@ -5,6 +5,7 @@ Tolerances are derived from Monte Carlo standard errors, stated beside each test
 
 from __future__ import annotations
 
+import importlib
 import types
 
 import numpy as np
@@ -49,7 +50,8 @@ def test_autocorrelation_equals_the_definition(mean):
 
 def test_autocorrelation_fft_blocks_agree(monkeypatch):
     """Summing periodograms in blocks of columns changes nothing."""
-    import ladder_mcmc.diagnostics as d
+    # the module (the function ladder_mcmc.diagnostics.autocorrelation shadows it)
+    d = importlib.import_module("ladder_mcmc.diagnostics.autocorrelation")
 
     x = np.random.default_rng(2).standard_normal((50, 7, 3))
     whole = autocorrelation(x, 20, 0.0)

@@ -10,10 +10,12 @@ from ladder_mcmc.diagnostics import (
     ess_tail,
     mcse_mean,
     posterior_statistics,
+    rank_normalize,
     rank_rhat,
+    summary,
+    to_inference_data,
 )
-from ladder_mcmc.summary import rank_normalize, summary, to_inference_data
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.models import IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(3, log_condition=2)
 
@@ -58,8 +60,7 @@ def test_to_inference_data():
 
 
 def test_min_bulk_ess_is_the_smallest_bulk_ess_of_x_and_x_squared():
-    from ladder_mcmc.diagnostics import effective_sample_size
-    from ladder_mcmc.summary import min_bulk_ess
+    from ladder_mcmc.diagnostics import effective_sample_size, min_bulk_ess
 
     x = np.random.default_rng(3).standard_normal((400, 4, 3)).cumsum(axis=0) * 0.1
     x[:, :, 1] = np.random.default_rng(4).standard_normal((400, 4))
@@ -164,7 +165,7 @@ def test_summary_columns_equal_arviz_summary_of_the_exported_trace():
 
 def test_statistics_block_by_block_equal_all_at_once(monkeypatch):
     """Long runs are read a few parameters at a time: the same numbers."""
-    import ladder_mcmc.diagnostics as d
+    import ladder_mcmc.diagnostics.ess as d
 
     x = _drifting_many_chains()[:500]
     whole = posterior_statistics(x)

@@ -2,7 +2,7 @@
 
 * The property of ``driver_equivalence.py`` (beside this file): on kernels composed by
   Hypothesis from the shipped parts, a refresh on another kinetic energy than the map's
-  is refused, ``ragged_leapfrog.applies_to`` accepts exactly the leapfrog look-ahead
+  is refused, the fast path's ``applies_to`` accepts exactly the leapfrog look-ahead
   kernels on a ``Metric``, and the specialised driver (numpy and numba bookkeeping)
   gives the generic ragged driver's trace bit for bit. ``tests/mutation`` shows it
   failing on mutants of the selection.
@@ -52,14 +52,14 @@ from ladder_mcmc import (
     hmc,
     lahmc,
     lifted_lahmc,
-    ragged_leapfrog,
     sample,
 )
-from ladder_mcmc.adaptation import with_hmc_parameters
 from ladder_mcmc.diagnostics import effective_sample_size
-from ladder_mcmc.kinetic import KineticEnergy
-from ladder_mcmc.refresh import same_kinetic_energy
-from ladder_mcmc.targets import FunctionTarget
+from ladder_mcmc.drivers import _leapfrog
+from ladder_mcmc.hamiltonian import KineticEnergy
+from ladder_mcmc.ladder import same_kinetic_energy
+from ladder_mcmc.models import FunctionTarget
+from ladder_mcmc.run.adaptation import with_hmc_parameters
 
 test_every_accepting_driver_gives_the_generic_trace = driver_equivalence_property(300)
 
@@ -167,7 +167,7 @@ def test_shipped_fast_kernels_keep_the_fast_path():
         Ladder(Leapfrog(TARGET, 0.5, 3), LookAheadRule(2), None),
         Ladder(DeclaredLeapfrog(TARGET, 0.5, 3), LookAheadRule(2), MomentumRefresh(0.3)),
     ):
-        assert ragged_leapfrog.applies_to(kernel)
+        assert _leapfrog.applies_to(kernel)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_shipped_fast_kernels_keep_the_fast_path():
     ids=["map", "rule", "refresh", "metric", "power-2", "jittered", "lifted"],
 )
 def test_parts_that_declare_nothing_go_to_the_generic_driver(kernel):
-    assert not ragged_leapfrog.applies_to(kernel)
+    assert not _leapfrog.applies_to(kernel)
 
 
 def test_a_redeclared_subclass_gives_the_generic_trace():
@@ -205,7 +205,7 @@ def test_a_power_kinetic_energy_runs_on_the_generic_driver_with_the_right_law():
     """
     kin = PowerKinetic(1.5, np.ones(2))
     kernel = Ladder(Leapfrog(GAUSS2, 0.3, 5, kin), LookAheadRule(4), MomentumRefresh(1.0, kin))
-    assert not ragged_leapfrog.applies_to(kernel)
+    assert not _leapfrog.applies_to(kernel)
     x0 = np.zeros((40, 2))
     ragged = sample(kernel, x0, 1500, seed=1, schedule="ragged")
     assert_same_trace(ragged, run(kernel, x0, 1, "generic", n_steps=1500))
@@ -245,7 +245,7 @@ def test_equal_kinetic_energies_in_separate_objects_agree():
         LookAheadRule(4),
         MomentumRefresh(0.3, Metric(np.diag([1.0, 4.0]))),
     )
-    assert ragged_leapfrog.applies_to(kernel)
+    assert _leapfrog.applies_to(kernel)
 
 
 @pytest.mark.parametrize("inverse_mass", [None, np.array([1.0, 4.0]), np.diag([1.0, 4.0])])

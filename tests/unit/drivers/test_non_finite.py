@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.targets import FunctionTarget
+from ladder_mcmc.models import FunctionTarget
 
 
 def wall_target(kind):

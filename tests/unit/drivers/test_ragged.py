@@ -1,7 +1,7 @@
 """The ragged driver: reproducibility, honest cost accounting, partial runs.
 
 (Agreement in law with the synchronous driver: tests/statistical/test_drivers.py;
-one-step exact laws of both drivers: tests/exact/ and tests/unit/test_rules_drivers.py.)
+one-step exact laws of both drivers: tests/exact/ and tests/unit/drivers/test_rules_drivers.py.)
 Time: about 3 s.
 """
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, Leapfrog, MomentumRefresh, hmc, lahmc, sample
-from ladder_mcmc.rules import PersistentUniformRule, ReducedFlipLookAheadRule
-from ladder_mcmc.targets import FunctionTarget, RoughWell
+from ladder_mcmc.ladder import PersistentUniformRule, ReducedFlipLookAheadRule
+from ladder_mcmc.models import FunctionTarget, RoughWell
 
 WELL = RoughWell()
 X0 = WELL.sample(12, np.random.default_rng(0))

@@ -1,6 +1,6 @@
-"""The specialised ragged driver for leapfrog look-ahead kernels equals the generic one.
+"""The ragged schedule's fast path for leapfrog look-ahead kernels equals the generic loop.
 
-``ladder_mcmc.ragged_leapfrog`` re-implements the ragged driver on plain arrays
+``ladder_mcmc.drivers._leapfrog`` re-implements the ragged driver on plain arrays
 for ``Ladder(Leapfrog, LookAheadRule, MomentumRefresh | None)``. It must give
 the generic driver's run *draw for draw*: same positions, rung codes, map
 applications, non-finite counts and final kernel state, bit for bit. The
@@ -8,7 +8,7 @@ generic driver is itself checked in law against the synchronous driver
 (tests/statistical/test_drivers.py) and exactly on finite ladders.
 
 The specialised driver's bookkeeping runs in numpy, or compiled by numba
-(``ladder_mcmc.ragged_numba``) when numba is installed: every comparison runs
+(``ladder_mcmc.drivers._leapfrog_numba``) when numba is installed: every comparison runs
 for both (the compiled ones are skipped without numba).
 
 Each comparison is shown able to fail: on a kernel that differs in one
@@ -32,17 +32,15 @@ from ladder_mcmc import (
     Ladder,
     Leapfrog,
     MomentumRefresh,
+    drivers,
     hmc,
     lahmc,
-    ragged,
-    ragged_leapfrog,
     sample,
 )
-from ladder_mcmc.integrators import Yoshida4
-from ladder_mcmc.kinetic import PowerKinetic
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.rules import LookAheadRule, PersistentUniformRule, ReducedFlipLookAheadRule
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
+from ladder_mcmc.drivers import _iteration_buffer, _leapfrog, contract
+from ladder_mcmc.hamiltonian import Metric, PowerKinetic, Yoshida4
+from ladder_mcmc.ladder import LookAheadRule, PersistentUniformRule, ReducedFlipLookAheadRule
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
 
 WELL = RoughWell()
 GAUSS = IllConditionedGaussian(5)
@@ -74,9 +72,9 @@ def _run(kernel, x0, n_steps, seed, specialised, monkeypatch, **kwargs):
     """``specialised``: False (generic driver), True or "numpy", or "numba"."""
     with monkeypatch.context() as m:
         if not specialised:
-            m.setattr(ragged_leapfrog, "applies_to", lambda kernel: False)
+            m.setattr(drivers, "FAST_PATH", False)
         elif specialised in ("numpy", "numba"):
-            m.setattr(ragged_leapfrog, "COMPILED", specialised == "numba")
+            m.setattr(drivers, "COMPILED", specialised == "numba")
         return sample(kernel, x0, n_steps, seed=seed, **kwargs)
 
 
@@ -109,7 +107,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_specialised_driver_equals_the_generic_driver_bit_for_bit(case, bookkeeping, monkeypatch):
     kernel, x0, kwargs = CASES[case]
-    assert ragged_leapfrog.applies_to(kernel)
+    assert _leapfrog.applies_to(kernel)
     fast = _run(kernel, x0, 70, 3, bookkeeping, monkeypatch, **kwargs)
     generic = _run(kernel, x0, 70, 3, False, monkeypatch, **kwargs)
     _assert_same_run(fast, generic)
@@ -122,13 +120,11 @@ def test_small_windows_and_a_draws_file_change_nothing(bookkeeping, monkeypatch,
     """Many short iteration windows, memory-mapped draws: the same run."""
     kernel = lahmc(WELL, 1.0, 10, 0.1, 4)
     reference = _run(kernel, X_WELL, 90, 8, False, monkeypatch)
-    from ladder_mcmc import iteration_buffer
-
-    monkeypatch.setattr(iteration_buffer, "MAX_BYTES", 1)  # 4 iterations per window
+    monkeypatch.setattr(_iteration_buffer, "MAX_BYTES", 1)  # 4 iterations per window
     fast = _run(kernel, X_WELL, 90, 8, bookkeeping, monkeypatch, draws_file=tmp_path / "d.npy")
     _assert_same_run(fast, reference)
     # draws written to the trace every iteration (as for wide batches)
-    monkeypatch.setattr(iteration_buffer, "DIRECT_BYTES", 0)
+    monkeypatch.setattr(_iteration_buffer, "DIRECT_BYTES", 0)
     for thin in (1, 3):
         reference = _run(kernel, X_WELL, 90, 8, False, monkeypatch, thin=thin)
         fast = _run(kernel, X_WELL, 90, 8, bookkeeping, monkeypatch, thin=thin)
@@ -142,10 +138,8 @@ def test_an_interrupted_run_keeps_the_same_steps_as_the_generic_driver(
     direct, look_ahead, bookkeeping, monkeypatch
 ):
     """Ctrl-C inside the target: the buffered iterations reach the trace (nothing lost)."""
-    from ladder_mcmc import iteration_buffer
-
     if direct:
-        monkeypatch.setattr(iteration_buffer, "DIRECT_BYTES", 0)
+        monkeypatch.setattr(_iteration_buffer, "DIRECT_BYTES", 0)
     calls = {"n": 0}
 
     def grad(x):
@@ -195,33 +189,32 @@ MUTANTS = {
 }
 
 
-def _mutant_module(old: str, new: str, original: types.ModuleType = ragged_leapfrog):
+def _mutant_module(old: str, new: str, original: types.ModuleType = _leapfrog):
     """``original``'s source with every ``old`` replaced by ``new``, run as a new module."""
     source = inspect.getsource(original)
     assert source.count(old) >= 1, old  # every occurrence is changed
     name = original.__name__.rsplit(".", 1)[-1] + "_mutant"
     module = types.ModuleType(name)
-    if original is ragged_leapfrog:
-        source = source.replace("COMPILED: bool | None = None", "COMPILED = False")
+    if original is _leapfrog:  # the numpy bookkeeping, the one mutated
+        numba_choice = "if compiled(recorder.n_steps - int(recorder.completed())):"
+        assert source.count(numba_choice) == 1
+        source = source.replace(numba_choice, "if False:")
     else:  # a numba module run from a string has no file to cache its compilation in
         source = source.replace("cache=True", "cache=False")
     exec(compile(source.replace(old, new), name, "exec"), module.__dict__)
     return module
 
 
-MUTANTS_IN_STEP = {
-    # HMC: the rejected chain keeps its momentum instead of flipping it
-    "hmc flip not negated": ("p = np.where(flip_col, -p, p1)", "p = np.where(flip_col, p, p1)"),
-    # HMC: the rejected chain keeps the log density of the rung
-    "hmc stale density": ("lp = np.where(flip, lp, lp1)", "lp = lp1"),
-}
+#: the mutants that change HMC (K = 1) too: on one rung every chain decides on every
+#: iteration, so the stage and the choice of the flipped chains do not matter
+MUTANTS_HMC = ["origin not flipped", "leapfrog end kick", "non-finite uncounted"]
 
 
-@pytest.mark.parametrize("name", list(MUTANTS_IN_STEP))
-def test_a_broken_in_step_driver_is_caught(name, monkeypatch):
+@pytest.mark.parametrize("name", MUTANTS_HMC)
+def test_a_broken_fast_path_is_caught_on_hmc(name, monkeypatch):
     kernel = Ladder(Leapfrog(CLIFF, 1.0, 10), LookAheadRule(1), None)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
-    monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module(*MUTANTS_IN_STEP[name]))
+    monkeypatch.setattr(contract, "_leapfrog", _mutant_module(*MUTANTS[name]))
     broken = sample(kernel, X_CLIFF, 70, seed=3)
     with pytest.raises(AssertionError):
         _assert_same_run(broken, generic)
@@ -231,7 +224,7 @@ def test_a_broken_in_step_driver_is_caught(name, monkeypatch):
 def test_a_broken_specialised_driver_is_caught(name, monkeypatch):
     kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
-    monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module(*MUTANTS[name]))
+    monkeypatch.setattr(contract, "_leapfrog", _mutant_module(*MUTANTS[name]))
     broken = sample(kernel, X_CLIFF, 70, seed=3)
     with pytest.raises(AssertionError):
         _assert_same_run(broken, generic)
@@ -241,7 +234,7 @@ def test_the_unmutated_source_passes_through_the_same_harness(monkeypatch):
     """The mutation harness itself (exec of the module's source) changes nothing."""
     kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
-    monkeypatch.setattr(ragged, "ragged_leapfrog", _mutant_module("_FLOAT = ", "_FLOAT = "))
+    monkeypatch.setattr(contract, "_leapfrog", _mutant_module("_FLOAT = ", "_FLOAT = "))
     _assert_same_run(sample(kernel, X_CLIFF, 70, seed=3), generic)
 
 
@@ -266,12 +259,13 @@ MUTANTS_COMPILED = {
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba absent")
 @pytest.mark.parametrize("name", ["unmutated", *MUTANTS_COMPILED])
 def test_a_broken_compiled_driver_is_caught(name, monkeypatch):
-    from ladder_mcmc import ragged_numba
+    from ladder_mcmc.drivers import _leapfrog_numba
 
     old, new = MUTANTS_COMPILED.get(name, ("_jit = ", "_jit = "))
     kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
-    monkeypatch.setattr(ladder_mcmc, "ragged_numba", _mutant_module(old, new, ragged_numba))
+    mutant = _mutant_module(old, new, _leapfrog_numba)
+    monkeypatch.setattr(ladder_mcmc.drivers, "_leapfrog_numba", mutant)
     broken = _run(kernel, X_CLIFF, 70, 3, "numba", monkeypatch)
     if name == "unmutated":  # the harness itself changes nothing
         _assert_same_run(broken, generic)
@@ -295,7 +289,7 @@ def test_a_broken_compiled_driver_is_caught(name, monkeypatch):
     ids=["yoshida", "reduced-flip", "persistent-uniform", "composed-refresh", "power-kinetic"],
 )
 def test_other_kernels_are_left_to_the_generic_driver(kernel):
-    assert not ragged_leapfrog.applies_to(kernel)
+    assert not _leapfrog.applies_to(kernel)
 
 
 def test_a_refresh_on_another_metric_is_refused():
@@ -308,33 +302,35 @@ def test_a_refresh_on_another_metric_is_refused():
 
 def test_equal_metrics_in_separate_objects_are_recognised():
     same = Ladder(Leapfrog(WELL, 1.0, 10), LookAheadRule(3), MomentumRefresh(0.1))
-    assert ragged_leapfrog.applies_to(same)
+    assert _leapfrog.applies_to(same)
     diag = Ladder(
         Leapfrog(WELL, 1.0, 10, Metric(np.ones(2))),
         LookAheadRule(3),
         MomentumRefresh(0.1, Metric([1.0, 1.0])),
     )
-    assert ragged_leapfrog.applies_to(diag)
+    assert _leapfrog.applies_to(diag)
 
 
 def test_when_the_compiled_bookkeeping_is_used(monkeypatch):
-    """COMPILED decides; else LADDER_MCMC_NUMBA; else long runs or once loaded (with numba)."""
+    """drivers.COMPILED decides; else LADDER_MCMC_NUMBA; else long runs or once loaded (with
+    numba)."""
     import sys
 
-    monkeypatch.setattr(ragged_leapfrog, "COMPILED", False)
+    monkeypatch.setattr(drivers, "COMPILED", False)
     monkeypatch.setenv("LADDER_MCMC_NUMBA", "1")
-    assert not ragged_leapfrog.compiled(10**6)
-    monkeypatch.setattr(ragged_leapfrog, "COMPILED", None)
-    assert ragged_leapfrog.compiled(1) is HAVE_NUMBA
+    assert not _leapfrog.compiled(10**6)
+    monkeypatch.setattr(drivers, "COMPILED", None)
+    assert _leapfrog.compiled(1) is HAVE_NUMBA
     monkeypatch.setenv("LADDER_MCMC_NUMBA", "0")
-    assert not ragged_leapfrog.compiled(10**6)
+    assert not _leapfrog.compiled(10**6)
     monkeypatch.delenv("LADDER_MCMC_NUMBA")
-    monkeypatch.delitem(sys.modules, "ladder_mcmc.ragged_numba", raising=False)
-    long, short = ragged_leapfrog.COMPILE_FROM_STEPS, ragged_leapfrog.COMPILE_FROM_STEPS - 1
-    assert ragged_leapfrog.compiled(long) is HAVE_NUMBA
-    assert not ragged_leapfrog.compiled(short)
-    monkeypatch.setitem(sys.modules, "ladder_mcmc.ragged_numba", types.ModuleType("loaded"))
-    assert ragged_leapfrog.compiled(short)
+    monkeypatch.delitem(sys.modules, "ladder_mcmc.drivers._leapfrog_numba", raising=False)
+    long, short = _leapfrog.COMPILE_FROM_STEPS, _leapfrog.COMPILE_FROM_STEPS - 1
+    assert _leapfrog.compiled(long) is HAVE_NUMBA
+    assert not _leapfrog.compiled(short)
+    loaded = types.ModuleType("loaded")
+    monkeypatch.setitem(sys.modules, "ladder_mcmc.drivers._leapfrog_numba", loaded)
+    assert _leapfrog.compiled(short)
 
 
 def test_a_numba_that_fails_to_import_falls_back_to_numpy_with_a_warning(monkeypatch):
@@ -343,13 +339,13 @@ def test_a_numba_that_fails_to_import_falls_back_to_numpy_with_a_warning(monkeyp
 
     kernel = lahmc(WELL, 1.0, 10, 0.1, 4)
     reference = _run(kernel, X_WELL, 30, 2, "numpy", monkeypatch)
-    monkeypatch.setattr(ragged_leapfrog, "COMPILED", True)
-    monkeypatch.setattr(ragged_leapfrog, "_NUMBA_ERROR", None)
+    monkeypatch.setattr(drivers, "COMPILED", True)
+    monkeypatch.setattr(_leapfrog, "_NUMBA_ERROR", None)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
-    monkeypatch.delitem(sys.modules, "ladder_mcmc.ragged_numba", raising=False)
-    monkeypatch.delattr(ladder_mcmc, "ragged_numba", raising=False)
+    monkeypatch.delitem(sys.modules, "ladder_mcmc.drivers._leapfrog_numba", raising=False)
+    monkeypatch.delattr(ladder_mcmc.drivers, "_leapfrog_numba", raising=False)
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
     with pytest.warns(RuntimeWarning, match="could not be imported"):
         fallback = sample(kernel, X_WELL, 30, seed=2)
     _assert_same_run(fallback, reference)
-    assert not ragged_leapfrog.compiled(10**6)  # remembered: no second attempt
+    assert not _leapfrog.compiled(10**6)  # remembered: no second attempt

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, LookAhead, Yoshida4, sample
-from ladder_mcmc.finite import FiniteLadder, exact_transition_matrix, extended_index
-from ladder_mcmc.rules import (
+from ladder_mcmc.ladder import (
     LookAheadRule,
     PersistentUniformRule,
     ReducedFlipLookAheadRule,
     ReducedFlipRule,
 )
-from ladder_mcmc.targets import RoughWell
+from ladder_mcmc.models import RoughWell
+from ladder_mcmc.verify import FiniteLadder, exact_transition_matrix, extended_index
 
 LADDER = FiniteLadder([3, 0, 4, 1, 2], [2, 5, 1, 4, 3])
 CHAINS = 20_000

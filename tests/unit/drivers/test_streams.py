@@ -19,8 +19,8 @@ from ladder_mcmc import (
     lahmc,
     sample,
 )
-from ladder_mcmc.streams import ChainStreams, root_seed
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.drivers import ChainStreams, root_seed
+from ladder_mcmc.models import IllConditionedGaussian
 
 
 def uniforms(streams, k):

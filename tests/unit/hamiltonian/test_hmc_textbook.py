@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, sample
-from ladder_mcmc.streams import ChainStreams
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.drivers import ChainStreams
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 
 
 def textbook_hmc(target, x, step_size, n_leapfrog, beta, n_steps, rng):

@@ -8,17 +8,16 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import LookAhead, MomentumRefresh, sample
-from ladder_mcmc.hmc import Leapfrog, PhaseState
-from ladder_mcmc.integrators import McLachlan2, SymmetricSplitting, Yoshida4
-from ladder_mcmc.targets import IllConditionedGaussian
-from ladder_mcmc.testing import assert_map
+from ladder_mcmc.hamiltonian import Leapfrog, McLachlan2, PhaseState, SymmetricSplitting, Yoshida4
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.verify import assert_map
 
 TARGET = IllConditionedGaussian(3, log_condition=2)
 
 
 def _doc_three_stage() -> type:
     """The ``ThreeStage`` splitting of docs/custom-maps.md, run from the doc itself."""
-    text = (Path(__file__).resolve().parents[2] / "docs" / "custom-maps.md").read_text()
+    text = (Path(__file__).resolve().parents[3] / "docs" / "custom-maps.md").read_text()
     (code,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "ThreeStage" in b]
     namespace: dict = {"__name__": "doc_custom_maps"}
     exec(compile(code, "docs/custom-maps.md", "exec"), namespace)

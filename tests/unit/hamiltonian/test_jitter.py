@@ -1,4 +1,4 @@
-"""``ladder_mcmc.jitter``: the leapfrog ladder with a per-chain, per-step jittered step size.
+"""``hamiltonian.jitter``: the leapfrog ladder with a per-chain, per-step jittered step size.
 
 Statistical checks use fixed seeds; invariance by two-sample KS tests at a total false
 alarm rate of 1e-6 (``assert_one_step_invariance``), moments by z-scores against the
@@ -12,13 +12,18 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import FunctionTarget, Ladder, LookAheadRule, MomentumRefresh, hmc, lahmc, sample
-from ladder_mcmc.adaptation import with_hmc_parameters
 from ladder_mcmc.diagnostics import effective_sample_size
-from ladder_mcmc.hmc import Leapfrog, PhaseState
-from ladder_mcmc.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.targets import IllConditionedGaussian
-from ladder_mcmc.testing import assert_map, assert_one_step_invariance
+from ladder_mcmc.hamiltonian import (
+    JitteredLeapfrog,
+    JitteredPhaseState,
+    Leapfrog,
+    Metric,
+    PhaseState,
+    StepSizeJitter,
+)
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run.adaptation import with_hmc_parameters
+from ladder_mcmc.verify import assert_map, assert_one_step_invariance
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
 UNIT = FunctionTarget(lambda x: 0.5 * (x**2).sum(1), lambda x: x, dim=1)

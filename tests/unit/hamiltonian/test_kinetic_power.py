@@ -1,4 +1,4 @@
-"""``ladder_mcmc.kinetic``: the exponential-power kinetic energy and its exact partial refresh.
+"""``hamiltonian.kinetic``: the exponential-power kinetic energy and its exact partial refresh.
 
 Statistical checks use fixed seeds and Kolmogorov–Smirnov tests at a Bonferroni-corrected
 level (a correct implementation fails with probability ≤ 1e-4 per test for a random
@@ -13,10 +13,9 @@ import pytest
 from scipy import stats
 
 from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh, PhaseState, Refresh
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.testing import assert_map, assert_one_step_invariance
+from ladder_mcmc.hamiltonian import Metric, NormalizedMomentumRefresh, PowerKinetic
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.verify import assert_map, assert_one_step_invariance
 
 INV_MASS = np.array([0.5, 4.0])
 

@@ -2,7 +2,7 @@
 
 ``backward(forward(ζ)) = ζ`` to relative 1e-12, the flip is an involution that
 keeps the density, ``F L F = L⁻¹``, ``|det J| = 1`` by finite differences, and
-the map is deterministic — all through ``ladder_mcmc.testing.check_map`` /
+the map is deterministic — all through ``ladder_mcmc.verify.map_contract.check_map`` /
 ``assert_map`` on exact draws of the paper's targets and on Hypothesis-generated
 phase states.
 """
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 
 from ladder_mcmc import Leapfrog
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.testing import assert_map, check_map, phase_states
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.verify import assert_map, check_map, phase_states
 
 TARGETS = {
     "gauss2": IllConditionedGaussian(2),

@@ -1,4 +1,4 @@
-"""``ladder_mcmc.lifted_refresh``: the lifted refresh of the kinetic-energy quantile.
+"""``ladder_mcmc.hamiltonian.lifted``: the lifted refresh of the kinetic-energy quantile.
 
 Statistical checks use fixed seeds: Kolmogorov–Smirnov tests at Bonferroni-corrected
 levels, or z-scores against the Monte Carlo standard error (independent draws: the
@@ -14,23 +14,23 @@ import pytest
 from scipy import stats
 
 from ladder_mcmc import Ladder, LookAheadRule, sample
-from ladder_mcmc.adaptation import with_hmc_parameters
 from ladder_mcmc.diagnostics import effective_sample_size
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.lifted_refresh import (
+from ladder_mcmc.hamiltonian import (
+    Leapfrog,
     LiftedLeapfrog,
     LiftedPhaseState,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
+    Metric,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
     lifted_lahmc,
-    lifted_uniform_step,
-    quantiles,
 )
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.refresh import Refresh
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian, RoughWell
-from ladder_mcmc.testing import assert_map, assert_one_step_invariance
+from ladder_mcmc.hamiltonian.lifted import lifted_uniform_step, quantiles
+from ladder_mcmc.ladder import Refresh
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
+from ladder_mcmc.run.adaptation import with_hmc_parameters
+from ladder_mcmc.verify import assert_map, assert_one_step_invariance
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
 VARIANCES = np.asarray(TARGET.variances, dtype=float)

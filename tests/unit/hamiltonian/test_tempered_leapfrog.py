@@ -1,4 +1,4 @@
-"""``ladder_mcmc.tempered.TemperedLeapfrog``: a valid ladder map that keeps the target."""
+"""``ladder_mcmc.hamiltonian.TemperedLeapfrog``: a valid ladder map that keeps the target."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Leapfrog, LookAhead, MomentumRefresh, PhaseState
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.metrics import Metric
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.tempered import TemperedLeapfrog
-from ladder_mcmc.testing import assert_map, assert_one_step_invariance
+from ladder_mcmc.hamiltonian import (
+    Metric,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
+    TemperedLeapfrog,
+)
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.verify import assert_map, assert_one_step_invariance
 
 
 @pytest.mark.parametrize("heat", [0.5, 0.0, -1.0, np.nan, np.inf, "hot"])

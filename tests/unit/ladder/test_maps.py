@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import ReversibleMap
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.hamiltonian import Leapfrog
+from ladder_mcmc.models import IllConditionedGaussian
 
 
 class Shift(ReversibleMap):

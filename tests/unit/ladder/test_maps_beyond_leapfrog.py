@@ -9,14 +9,10 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import DirectionRefresh, Ladder, LookAhead, PhaseState
-from ladder_mcmc.cycle import CycleShift
-from ladder_mcmc.finite import FiniteLadder, exact_transition_matrix
-from ladder_mcmc.harmonic import HarmonicFlow
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.integrators import McLachlan2, Yoshida4
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian
-from ladder_mcmc.testing import assert_map, check_map
+from ladder_mcmc.hamiltonian import HarmonicFlow, Leapfrog, McLachlan2, Yoshida4
+from ladder_mcmc.ladder import CycleShift, LookAheadRule
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian
+from ladder_mcmc.verify import FiniteLadder, assert_map, check_map, exact_transition_matrix
 
 QUARTIC = FunctionTarget(lambda x: 0.25 * (x**4).sum(1), lambda x: x**3, dim=2)
 

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder
-from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.targets import IllConditionedGaussian
-from ladder_mcmc.testing import assert_exact, assert_map
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.verify import FiniteLadder, assert_exact, assert_map
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def blocks(name: str) -> list[str]:

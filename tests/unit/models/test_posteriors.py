@@ -18,8 +18,8 @@ from scipy import stats
 from scipy.special import expit
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc import posteriors as pdb
-from ladder_mcmc.posteriors.references import ENV_VAR
+from ladder_mcmc.models import posteriors as pdb
+from ladder_mcmc.models.posteriors.references import ENV_VAR
 
 try:
     DB_PATH = pdb.find_database()

@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from ladder_mcmc import cli
-from ladder_mcmc.reproduction import plotting
+from ladder_mcmc.paper import cli, plotting
 
 TINY = ["--chains", "4", "--steps", "50", "--seed", "1", "--quiet"]
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, lahmc, resume, sample
-from ladder_mcmc.adaptation import DualAveraging, regularised_covariance, stan_windows
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run.adaptation import DualAveraging, regularised_covariance, stan_windows
 
 
 def test_stan_windows():

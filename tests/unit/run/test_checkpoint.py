@@ -15,13 +15,13 @@ from ladder_mcmc import (
     LookAheadRule,
     Metric,
     MomentumRefresh,
-    checkpoint,
     lahmc,
     resume,
     sample,
 )
-from ladder_mcmc.finite import FiniteLadder
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run import checkpoint
+from ladder_mcmc.verify import FiniteLadder
 
 TARGET = IllConditionedGaussian(2)
 X0 = TARGET.sample(12, np.random.default_rng(0))
@@ -129,7 +129,7 @@ def test_refuses_corrupt_and_foreign_files(tmp_path):
 
 def test_checkpoint_is_written_atomically(tmp_path, monkeypatch):
     """A failure while writing leaves the previous checkpoint intact and no temporary file."""
-    from ladder_mcmc import checkpoint
+    from ladder_mcmc.run import checkpoint
 
     path = tmp_path / "c.npz"
     sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5)

@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 from trace_assertions import assert_same_run
 
-from ladder_mcmc import checkpoint, lahmc, resume, sample
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc import lahmc, resume, sample
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run import checkpoint
 
 TARGET = IllConditionedGaussian(2)
 

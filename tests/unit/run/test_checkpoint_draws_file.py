@@ -15,11 +15,10 @@ from interrupting import interrupting
 from trace_assertions import assert_same_run
 
 from ladder_mcmc import Ladder, LookAheadRule, MomentumRefresh, lahmc, resume, sample
-from ladder_mcmc import checkpoint as checkpoint_module
-from ladder_mcmc import trace as trace_module
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian
-from ladder_mcmc.trace import grow_npy_rows
+from ladder_mcmc.hamiltonian import Leapfrog
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian
+from ladder_mcmc.run import checkpoint as checkpoint_module
+from ladder_mcmc.run import draws_files, grow_npy_rows
 
 TARGET = IllConditionedGaussian(3)
 X0 = TARGET.sample(6, np.random.default_rng(0))
@@ -40,7 +39,7 @@ def stored_draws_rows(path) -> int:
 @pytest.mark.parametrize("thin", [1, 2])
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch):
-    monkeypatch.setattr(trace_module, "RELEASE_BYTES", 512)  # run the page release path
+    monkeypatch.setattr(draws_files, "RELEASE_BYTES", 512)  # run the page release path
     whole = sample(kernel(), X0, 80, seed=4, schedule=schedule, thin=thin, checkpoint_every=20)
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
     first = sample(

@@ -1,6 +1,6 @@
 """Checkpoints of every kernel the package ships: ``resume`` continues bit for bit.
 
-``tests/unit/test_checkpoint.py`` covers ``lahmc()``/``hmc()``. Here: the kernels
+``tests/unit/run/test_checkpoint.py`` covers ``lahmc()``/``hmc()``. Here: the kernels
 whose state is not a plain ``PhaseState`` or whose refresh, map or rule carries
 more — the lifted refresh (``LiftedPhaseState.lift``), the power kinetic energy
 with its normalised refresh, the tempered leapfrog, Yoshida's integrator, the
@@ -26,28 +26,33 @@ from ladder_mcmc import (
     Ladder,
     LookAheadRule,
     MomentumRefresh,
-    batch,
+    drivers,
     hmc,
     lahmc,
-    ragged_leapfrog,
     resume,
     sample,
 )
-from ladder_mcmc import checkpoint as checkpoint_module
-from ladder_mcmc.hmc import Leapfrog
-from ladder_mcmc.integrators import McLachlan2, Yoshida4
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.lifted_refresh import (
+from ladder_mcmc.drivers import _leapfrog
+from ladder_mcmc.hamiltonian import (
+    Leapfrog,
     LiftedLeapfrog,
     LiftedPhaseState,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
+    McLachlan2,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
+    TemperedLeapfrog,
+    Yoshida4,
 )
-from ladder_mcmc.persistent_uniform import PersistentUniformRule
-from ladder_mcmc.reduced_flip import ReducedFlipLookAheadRule
-from ladder_mcmc.refresh import ComposedRefresh
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.tempered import TemperedLeapfrog
+from ladder_mcmc.ladder import (
+    ComposedRefresh,
+    PersistentUniformRule,
+    ReducedFlipLookAheadRule,
+    batch,
+)
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.run import checkpoint as checkpoint_module
 
 WELL = RoughWell()
 GAUSS = IllConditionedGaussian(3, log_condition=1)
@@ -413,7 +418,7 @@ def test_compiled_bookkeeping_resumes_what_numpy_started(tmp_path, monkeypatch, 
     """``LADDER_MCMC_NUMBA=0`` for the whole run and the first half, ``=1`` for the rest
     (and the other way round): the same run bit for bit."""
     pytest.importorskip("numba")
-    monkeypatch.setattr(ragged_leapfrog, "COMPILED", None)
+    monkeypatch.setattr(drivers, "COMPILED", None)
 
     def kernel():
         if make is lahmc:
@@ -423,14 +428,14 @@ def test_compiled_bookkeeping_resumes_what_numpy_started(tmp_path, monkeypatch, 
     x0 = GAUSS.sample(N_CHAINS, np.random.default_rng(0))
     options = {"seed": 7, "checkpoint_every": EVERY, "warmup": warmup}
     monkeypatch.setenv("LADDER_MCMC_NUMBA", "0")
-    assert ragged_leapfrog.applies_to(kernel()) and not ragged_leapfrog.compiled(N_STEPS)
+    assert _leapfrog.applies_to(kernel()) and not _leapfrog.compiled(N_STEPS)
     whole = sample(kernel(), x0, N_STEPS, **options)
     for first, then in (("0", "1"), ("1", "0")):
         path = tmp_path / f"{first}{then}.npz"
         monkeypatch.setenv("LADDER_MCMC_NUMBA", first)
         sample(kernel(), x0, N_STEPS // 2, checkpoint=path, **options)
         monkeypatch.setenv("LADDER_MCMC_NUMBA", then)
-        assert ragged_leapfrog.compiled(N_STEPS) == (then == "1")
+        assert _leapfrog.compiled(N_STEPS) == (then == "1")
         assert_same(resume(path, kernel(), N_STEPS // 2), whole)
 
 
@@ -470,8 +475,8 @@ def test_the_fingerprint_ignores_mutable_state_and_is_the_same_in_another_proces
     target.calls["n"] += 123
     assert checkpoint_module.fingerprint(kernel) == before
     code = (
-        "import numpy as np; from ladder_mcmc import lahmc, checkpoint;"
-        "from ladder_mcmc.targets import RoughWell;"
+        "import numpy as np; from ladder_mcmc import lahmc;"
+        "from ladder_mcmc.run import checkpoint; from ladder_mcmc.models import RoughWell;"
         "print(checkpoint.fingerprint(lahmc(RoughWell(), 0.5, 7, 0.2, 3, "
         "inverse_mass=np.array([2.0, 3.0]))))"
     )
@@ -488,7 +493,7 @@ def test_the_fingerprint_ignores_mutable_state_and_is_the_same_in_another_proces
 
 def test_the_fingerprint_sees_what_a_function_closes_over():
     """Lambdas made in a loop share a qualified name; their captured values differ."""
-    from ladder_mcmc.targets import FunctionTarget
+    from ladder_mcmc.models import FunctionTarget
 
     def gaussian(scale, shift=0.0):
         return FunctionTarget(

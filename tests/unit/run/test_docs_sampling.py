@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "sampling.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "sampling.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 

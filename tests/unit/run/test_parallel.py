@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.parallel import split_chains
-from ladder_mcmc.streams import ChainStreams
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.drivers import ChainStreams
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run.parallel import split_chains
 
 TARGET = IllConditionedGaussian(2)
 X0 = TARGET.sample(10, np.random.default_rng(0))
@@ -64,8 +64,8 @@ def test_dask_local_cluster():
 
 def test_warmup_in_groups_is_one_grouped_warmup():
     """Each group adapts its own kernel; the trace says so, per group, and summary works."""
-    from ladder_mcmc.adaptation import GroupedWarmup, WarmupResult
-    from ladder_mcmc.summary import summary
+    from ladder_mcmc.diagnostics import summary
+    from ladder_mcmc.run import GroupedWarmup, WarmupResult
 
     kernel = lahmc(TARGET, 0.5, 10, 0.1)
     options = dict(warmup=40, trajectory_length=5.0)  # the groups' leapfrog counts differ

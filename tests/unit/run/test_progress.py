@@ -8,8 +8,8 @@ import sys
 import numpy as np
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.progress import Progress
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run.progress import Progress
 
 TARGET = IllConditionedGaussian(2)
 X0 = TARGET.sample(4, np.random.default_rng(0))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, lahmc, sample
-from ladder_mcmc.targets import FunctionTarget, IllConditionedGaussian
+from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(2)
 
@@ -92,7 +92,7 @@ def test_ctrl_c_during_warmup_returns_an_empty_interrupted_trace(tmp_path):
     """Nothing is kept from warm-up, so the trace is empty — but returned, not raised."""
     from interrupting import interrupting
 
-    from ladder_mcmc.targets import RoughWell
+    from ladder_mcmc.models import RoughWell
 
     well = RoughWell()
     target, _ = interrupting(well, dim=2, limit=30)  # inside warm-up (100 steps)

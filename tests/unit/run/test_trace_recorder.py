@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc import trace as trace_module
-from ladder_mcmc.targets import IllConditionedGaussian, RoughWell
-from ladder_mcmc.trace import Recorder, memmap_allocator
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.run import Recorder, draws_files, memmap_allocator
 
 WELL = RoughWell()
 X0 = WELL.sample(10, np.random.default_rng(1))
@@ -90,7 +89,7 @@ def test_thin_keeps_every_kth_draw_and_every_statistic(schedule):
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_draws_file_streams_the_same_draws_to_disk(schedule, thin, tmp_path, monkeypatch):
     # release finished pages after every 4 kB so that the release path runs here
-    monkeypatch.setattr(trace_module, "RELEASE_BYTES", 4096)
+    monkeypatch.setattr(draws_files, "RELEASE_BYTES", 4096)
     target = IllConditionedGaussian(30)
     kernel = lahmc(target, 1.0, 10, 0.1)
     x0 = target.sample(8, np.random.default_rng(2))

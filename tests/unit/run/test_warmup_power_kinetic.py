@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, Metric, sample
-from ladder_mcmc.adaptation import with_hmc_parameters
-from ladder_mcmc.kinetic import NormalizedMomentumRefresh, PowerKinetic
-from ladder_mcmc.targets import IllConditionedGaussian
+from ladder_mcmc.hamiltonian import NormalizedMomentumRefresh, PowerKinetic
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run.adaptation import with_hmc_parameters
 
 TARGET = IllConditionedGaussian(3, log_condition=2.0)
 

@@ -1,4 +1,4 @@
-"""``ladder_mcmc.finite``: finite ladders, their validation, and exact transition matrices."""
+"""``verify.finite``: finite ladders, their validation, and exact transition matrices."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ladder_mcmc import ComposedRefresh, DirectionRefresh, Ladder, LookAhead, MomentumRefresh
-from ladder_mcmc.finite import (
+from ladder_mcmc.ladder import LookAheadRule
+from ladder_mcmc.verify import (
     FiniteLadder,
     exact_transition_matrix,
     extended_index,
+    finite_ladders,
     outcome_probabilities,
     stationary_distribution,
 )
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.testing import finite_ladders
 
 
 def test_finite_ladder_basics():
@@ -154,7 +154,7 @@ def test_exact_matrix_refuses_what_it_cannot_represent():
         exact_transition_matrix(Floating(2), ladder)
 
     from ladder_mcmc import Leapfrog
-    from ladder_mcmc.targets import IllConditionedGaussian
+    from ladder_mcmc.models import IllConditionedGaussian
 
     with pytest.raises(TypeError, match="need a FiniteLadder"):
         exact_transition_matrix(LookAhead(Leapfrog(IllConditionedGaussian(2), 0.5, 2)))

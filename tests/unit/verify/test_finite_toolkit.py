@@ -1,4 +1,4 @@
-"""``ladder_mcmc.testing`` on finite ladders: strategies, exact assertions, ``check_map``."""
+"""``ladder_mcmc.verify`` on finite ladders: strategies, exact assertions, ``check_map``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 
 from ladder_mcmc import DirectionRefresh, Ladder, Leapfrog, LookAhead, ReversibleMap
-from ladder_mcmc.finite import FiniteLadder, InvolutionLadder
-from ladder_mcmc.rules import LookAheadRule
-from ladder_mcmc.targets import IllConditionedGaussian
-from ladder_mcmc.testing import (
+from ladder_mcmc.ladder import LookAheadRule
+from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.verify import (
+    FiniteLadder,
+    InvolutionLadder,
     assert_exact,
     assert_fixed_point,
     assert_generalized_detailed_balance,
@@ -75,7 +76,7 @@ def test_exact_assertions_pass_on_lookahead_and_name_the_state_on_failure():
 def test_generalized_detailed_balance_is_about_the_ladder_move_only():
     # LookAhead + a direction refresh keeps π but the composed step does not
     # satisfy generalized detailed balance; the assertion checks the move alone.
-    from ladder_mcmc.finite import exact_transition_rows, stationary_distribution
+    from ladder_mcmc.verify import exact_transition_rows, stationary_distribution
 
     ladder = FiniteLadder([1, 2, 3, 4, 0], [1, 3, 2, 5, 4])
     kernel = LookAhead(ladder, 2, DirectionRefresh(Fraction(1, 3)))

@@ -1,0 +1,55 @@
+"""Hamiltonian Monte Carlo as one instance of the ladder.
+
+The map is the leapfrog integrator of Hamiltonian dynamics (:class:`Leapfrog`, the
+paper's ``L(ε, M)`` of section 3.3.2) on the phase state ``ζ = (x, v)``
+(:class:`PhaseState`), with the momentum flip as its ``F``; the refresh is the
+partial momentum refresh ``R(β)`` (:class:`MomentumRefresh`, section 3.3.3); with
+the look-ahead rule they make the paper's two samplers, :func:`hmc` and
+:func:`lahmc` (sections 3.4 and 4). Around them: the kinetic energy
+(:class:`KineticEnergy`, the interface; :class:`Metric`, the Gaussian momentum of a
+mass matrix; :class:`PowerKinetic`), other symmetric integrators (:class:`Yoshida4`,
+:class:`McLachlan2`), tempered and step-jittered leapfrogs, the lifted quantile
+refresh of :func:`lifted_lahmc`, and the exact flow of a harmonic oscillator.
+"""
+
+from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
+from ladder_mcmc.hamiltonian.integrators import McLachlan2, SymmetricSplitting, Yoshida4
+from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
+from ladder_mcmc.hamiltonian.kinetic import KineticEnergy, PowerKinetic
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.hamiltonian.lifted import (
+    LiftedLeapfrog,
+    LiftedPhaseState,
+    LiftedQuantileRefresh,
+    LiftResampleRefresh,
+)
+from ladder_mcmc.hamiltonian.metrics import Metric, row_dot
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
+from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
+from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
+
+__all__ = [
+    "HarmonicFlow",
+    "JitteredLeapfrog",
+    "JitteredPhaseState",
+    "KineticEnergy",
+    "Leapfrog",
+    "LiftResampleRefresh",
+    "LiftedLeapfrog",
+    "LiftedPhaseState",
+    "LiftedQuantileRefresh",
+    "McLachlan2",
+    "Metric",
+    "MomentumRefresh",
+    "NormalizedMomentumRefresh",
+    "PhaseState",
+    "PowerKinetic",
+    "StepSizeJitter",
+    "SymmetricSplitting",
+    "TemperedLeapfrog",
+    "Yoshida4",
+    "hmc",
+    "lahmc",
+    "lifted_lahmc",
+    "row_dot",
+]

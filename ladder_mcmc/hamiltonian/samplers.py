@@ -1,0 +1,173 @@
+"""The samplers built on the leapfrog ladder: HMC, Look-Ahead HMC and lifted LAHMC.
+
+* :func:`lahmc` — Look-Ahead HMC (paper, section 4): the leapfrog ladder, the
+  look-ahead rule and the partial momentum refresh;
+* :func:`hmc` — standard (persistent when ``β < 1``) HMC (section 3.4):
+  :func:`lahmc` with one rung;
+* :func:`lifted_lahmc` — a power kinetic energy and the lifted quantile refresh
+  (:mod:`ladder_mcmc.hamiltonian.lifted`), for rough targets.
+
+Each returns a :class:`~ladder_mcmc.ladder.kernel.Ladder` of parts that can also be
+put together by hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, StepSizeJitter
+from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog
+from ladder_mcmc.hamiltonian.lifted import LiftedLeapfrog, LiftedQuantileRefresh
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
+from ladder_mcmc.ladder.kernel import Ladder
+from ladder_mcmc.ladder.refresh import Refresh
+from ladder_mcmc.ladder.rules import LookAheadRule
+from ladder_mcmc.models.targets import Target
+from ladder_mcmc.validation import positive_int
+
+
+def lahmc(
+    target: Target,
+    step_size: float,
+    n_leapfrog: int,
+    beta: float,
+    look_ahead: int = 4,
+    inverse_mass: np.ndarray | None = None,
+    jitter: float = 0.0,
+) -> Ladder:
+    """Look-Ahead HMC (paper, section 4): leapfrog ladder, look-ahead rule, momentum refresh.
+
+    Parameters
+    ----------
+    target : Target
+        Energy and gradient.
+    step_size : float
+        Leapfrog step ``ε``.
+    n_leapfrog : int
+        Leapfrog steps per rung ``M``.
+    beta : float in (0, 1]
+        Momentum refresh ``β`` (1 = full refresh).
+    look_ahead : int
+        ``K``, the most rungs tried before a momentum flip (paper: 4).
+    inverse_mass : array, optional
+        Diagonal (vector) or dense inverse mass matrix; identity if omitted.
+    jitter : float in [0, 1)
+        ``j > 0``: each chain's step is ``ε s`` with ``s`` drawn uniformly on
+        ``[1 − j, 1 + j]`` afresh every step (:mod:`ladder_mcmc.hamiltonian.jitter`), which breaks
+        the resonances of a fixed trajectory length; ``0`` (default): the fixed ``ε``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import lahmc, sample
+    >>> from ladder_mcmc.models import IllConditionedGaussian
+    >>> target = IllConditionedGaussian(2)
+    >>> kernel = lahmc(target, step_size=1.0, n_leapfrog=10, beta=0.1)
+    >>> trace = sample(kernel, target.sample(20, np.random.default_rng(0)), 50, seed=1)
+    >>> trace.positions.shape
+    (50, 20, 2)
+    """
+    positive_int("look_ahead", look_ahead)
+    positive_int("n_leapfrog", n_leapfrog)
+    metric = Metric(inverse_mass)
+    map_cls: type[Leapfrog] = Leapfrog
+    refresh: Refresh = MomentumRefresh(beta, metric)
+    if jitter != 0:
+        map_cls, refresh = JitteredLeapfrog, refresh + StepSizeJitter(jitter)
+    return Ladder(
+        map_cls(target, step_size, n_leapfrog, metric), LookAheadRule(look_ahead), refresh
+    )
+
+
+def hmc(
+    target: Target,
+    step_size: float,
+    n_leapfrog: int,
+    beta: float,
+    inverse_mass: np.ndarray | None = None,
+    jitter: float = 0.0,
+) -> Ladder:
+    """Standard (persistent when ``β < 1``) HMC: :func:`lahmc` with ``look_ahead = 1``.
+
+    A momentum flip on rejection, then the partial refresh (paper, section 3.4);
+    ``jitter`` as for :func:`lahmc`.
+    """
+    return lahmc(
+        target, step_size, n_leapfrog, beta, look_ahead=1, inverse_mass=inverse_mass, jitter=jitter
+    )
+
+
+def lifted_lahmc(
+    target: Target,
+    step_size: float,
+    n_leapfrog: int,
+    delta: float = 0.06,
+    look_ahead: int = 4,
+    a: float = 1.25,
+    inverse_mass: np.ndarray | None = None,
+) -> Ladder:
+    """Lifted LAHMC: power kinetic energy, look-ahead rule, lifted quantile refresh.
+
+    ``Ladder(LiftedLeapfrog(target, ε, M, kin), LookAheadRule(K),
+    LiftedQuantileRefresh(δ, kin))`` with ``kin = PowerKinetic(a, inverse_mass)``:
+    the paper's look-ahead ladder (section 4) on the leapfrog of
+    ``H = E(x) + Σ_i |w_i|^a / a``, ``w = v √m``, with each momentum coordinate's
+    kinetic-energy quantile moved in persistent sweeps of ``δ`` per step instead of a
+    partial refresh. Meant for rough targets, where a coordinate crosses a barrier only
+    while its energy is above it. The defaults are the setting chosen on the paper's
+    rough well (``docs/against-nuts.md``; there with ``M = 30`` and ``sample(...,
+    warmup=W, target_prob=0.7)``); on smooth targets :func:`~ladder_mcmc.hamiltonian.samplers.lahmc`
+    is as good and cheaper per step.
+
+    Parameters
+    ----------
+    target : Target
+        Energy and gradient.
+    step_size : float
+        Leapfrog step ``ε`` in the whitened coordinates ``x / √m`` (warm-up adapts it).
+    n_leapfrog : int
+        Leapfrog steps per rung ``M``.
+    delta : float in (0, 1]
+        Quantile step of the lifted refresh per ladder step (a sweep takes ``1/δ`` steps).
+    look_ahead : int
+        ``K``, the most rungs tried before a momentum flip.
+    a : float in (1, 2]
+        Exponent of the kinetic energy (2: Gaussian momentum; smaller: heavier tails).
+    inverse_mass : array (dim,), optional
+        Diagonal inverse mass ``m``; ones of ``target.dim`` if omitted. Warm-up
+        (``sample(..., warmup=W)``) adapts it within the same family.
+
+    Raises
+    ------
+    ValueError
+        Bad ``n_leapfrog``, ``look_ahead``, ``delta``, ``a`` or ``inverse_mass``; or no
+        ``inverse_mass`` for a target without ``dim``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import lifted_lahmc, sample
+    >>> from ladder_mcmc.models import RoughWell
+    >>> kernel = lifted_lahmc(RoughWell(), step_size=0.5, n_leapfrog=30)
+    >>> trace = sample(kernel, np.zeros((4, 2)), 100, seed=0, warmup=100, target_prob=0.7)
+    >>> trace.positions.shape
+    (100, 4, 2)
+    """
+    positive_int("look_ahead", look_ahead)
+    positive_int("n_leapfrog", n_leapfrog)
+    if inverse_mass is None:
+        dim = getattr(target, "dim", None)
+        if dim is None:
+            raise ValueError(
+                f"inverse_mass is needed: the target {type(target).__name__} does not "
+                f"say its dimension (dim=None)"
+            )
+        inverse_mass = np.ones(int(dim))
+    kinetic = PowerKinetic(a, inverse_mass)
+    return Ladder(
+        LiftedLeapfrog(target, step_size, n_leapfrog, kinetic),
+        LookAheadRule(look_ahead),
+        LiftedQuantileRefresh(delta, kinetic),
+    )

@@ -1,0 +1,62 @@
+"""The abstract ladder: transition rules on the ladder of any reversible map.
+
+In the paper's terms (sections 4 and 6): a reversible deterministic map ``L`` with its
+flip ``F`` (:class:`ReversibleMap`, ``F L F = L⁻¹``) spans from a state ``ζ`` the
+ladder of rungs ``L ζ, L² ζ, …``; a transition rule (:class:`Rule`, the paper's
+look-ahead rule :class:`LookAheadRule` and others) moves each chain to a rung, flips
+its direction ``d`` or leaves it where it is, keeping the extended target
+``p(ζ, d) = p(ζ)/2`` invariant; a refresh (:class:`Refresh`) then moves the chain
+off its ladder. :class:`Ladder` is the kernel made of the three. Nothing here is
+Hamiltonian: any map on any state works (:class:`CycleShift`, the finite ladders of
+:mod:`ladder_mcmc.verify`), and :mod:`ladder_mcmc.hamiltonian` is one instance.
+"""
+
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.cycle import CycleShift
+from ladder_mcmc.ladder.kernel import (
+    Ladder,
+    LadderState,
+    LookAhead,
+    StepInfo,
+    density_ratio,
+    log_density_of,
+    quiet_log_density_of,
+)
+from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.ladder.persistent_uniform import PersistentUniformRule
+from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
+from ladder_mcmc.ladder.refresh import (
+    ComposedRefresh,
+    DirectionRefresh,
+    Refresh,
+    check_refresh_kinetic,
+    same_kinetic_energy,
+)
+from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule, base_for, check_rule
+
+__all__ = [
+    "FLIP",
+    "STAY",
+    "ComposedRefresh",
+    "CycleShift",
+    "DirectionRefresh",
+    "Ladder",
+    "LadderState",
+    "LookAhead",
+    "LookAheadRule",
+    "PersistentUniformRule",
+    "ReducedFlipLookAheadRule",
+    "ReducedFlipRule",
+    "Refresh",
+    "ReversibleMap",
+    "Rule",
+    "StepInfo",
+    "base_for",
+    "batch",
+    "check_refresh_kinetic",
+    "check_rule",
+    "density_ratio",
+    "log_density_of",
+    "quiet_log_density_of",
+    "same_kinetic_energy",
+]

@@ -1,0 +1,166 @@
+"""Hypothesis strategies for random finite ladders and phase states.
+
+* :func:`finite_ladders` — random :class:`~ladder_mcmc.verify.finite.FiniteLadder`
+  maps, for the exact checks (:mod:`ladder_mcmc.verify.exact`; docs/design.md §7.1);
+* :func:`phase_states` — random :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState`
+  batches, for the map contracts of leapfrog-like maps
+  (:mod:`ladder_mcmc.verify.map_contract`).
+
+``hypothesis`` (the ``test`` extra) is imported when a strategy is built, not before.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from ladder_mcmc.verify.finite import FiniteLadder
+
+__all__ = ["finite_ladders", "phase_states"]
+
+
+def finite_ladders(
+    min_states: int = 1,
+    max_states: int = 12,
+    max_weight: int = 10,
+    construction: Literal["both", "permutation", "involutions"] = "both",
+):
+    """Hypothesis strategy for random finite ladders (docs/design.md §7.1).
+
+    Parameters
+    ----------
+    min_states, max_states : int
+        Range of the number of base states ``n`` (the extended space has ``2n``).
+    max_weight : int
+        Weights are integers in ``1 .. max_weight``; small values make ties
+        (``p(ζ_a) = p(ζ)``), the edge cases of ``min``/``max`` rules, common.
+    construction : {"both", "permutation", "involutions"}
+        ``"permutation"``: construction (a), any permutation, any weights
+        (:class:`~ladder_mcmc.verify.finite.FiniteLadder`). ``"involutions"``:
+        construction (b), ``L = F ∘ G`` with weights constant on ``F``-orbits
+        (:meth:`~ladder_mcmc.verify.finite.FiniteLadder.from_involutions`; the map has
+        a flip). ``"both"``: either.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of FiniteLadder
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=20)
+    ... @given(finite_ladders(max_states=4))
+    ... def test(ladder):
+    ...     assert 1 <= ladder.n <= 4
+    >>> test()
+    """
+    from hypothesis import strategies as st
+
+    if not 1 <= min_states <= max_states:
+        raise ValueError(f"need 1 <= min_states <= max_states, got {min_states}, {max_states}")
+    if max_weight < 1:
+        raise ValueError(f"max_weight must be >= 1, got {max_weight!r}")
+    if construction not in ("both", "permutation", "involutions"):
+        raise ValueError(
+            f"construction must be 'both', 'permutation' or 'involutions', got {construction!r}"
+        )
+    # Each structure is drawn as ONE integer and decoded (a permutation by its
+    # Lehmer rank, weights as base-``max_weight`` digits): a few draws per example
+    # keep Hypothesis's overhead low, and shrinking an integer towards 0 shrinks
+    # towards the identity permutation and all-ones weights.
+
+    def permutation(draw, n):
+        return _unrank(draw(st.integers(0, math.factorial(n) - 1)), n)
+
+    def digits(draw, count):
+        code = draw(st.integers(0, max_weight**count - 1))
+        out = []
+        for _ in range(count):
+            code, r = divmod(code, max_weight)
+            out.append(r + 1)
+        return out
+
+    def involution(draw, n):
+        order = permutation(draw, n)
+        pairs = draw(st.integers(0, n // 2))
+        inv = list(range(n))
+        for k in range(pairs):
+            a, b = order[2 * k], order[2 * k + 1]
+            inv[a], inv[b] = b, a
+        return inv
+
+    @st.composite
+    def by_permutation(draw):
+        n = draw(st.integers(min_states, max_states))
+        return FiniteLadder(permutation(draw, n), digits(draw, n))
+
+    @st.composite
+    def by_involutions(draw):
+        n = draw(st.integers(min_states, max_states))
+        f, g = involution(draw, n), involution(draw, n)
+        reps = sorted({min(i, f[i]) for i in range(n)})
+        orbit_weight = dict(zip(reps, digits(draw, len(reps)), strict=True))
+        weights = [orbit_weight[min(i, f[i])] for i in range(n)]
+        return FiniteLadder.from_involutions(f, g, weights)
+
+    if construction == "permutation":
+        return by_permutation()
+    if construction == "involutions":
+        return by_involutions()
+    return st.one_of(by_permutation(), by_involutions())
+
+
+def _unrank(index: int, n: int) -> list[int]:
+    """The permutation of ``0 .. n-1`` with Lehmer rank ``index`` (0 = identity)."""
+    items, out = list(range(n)), []
+    for k in range(n, 0, -1):
+        q, index = divmod(index, math.factorial(k - 1))
+        out.append(items.pop(q))
+    return out
+
+
+def phase_states(dim: int, n_chains: int = 4, target: Any = None, max_abs: float = 5.0):
+    """Hypothesis strategy for random :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState` batches.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of ``x`` and ``v``.
+    n_chains : int
+        Chains per example.
+    target : Target, optional
+        If given, ``energy`` and ``grad`` are computed from it (a state ready
+        for :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`). Otherwise they are NaN: fill
+        them with ``Leapfrog.prepare(state, rng)``.
+    max_abs : float
+        ``x`` and ``v`` entries lie in ``[-max_abs, max_abs]``.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of PhaseState
+    """
+    from hypothesis import strategies as st
+    from hypothesis.extra.numpy import arrays
+
+    from ladder_mcmc.hamiltonian.leapfrog import PhaseState
+
+    coords = arrays(
+        np.float64,
+        (n_chains, dim),
+        elements=st.floats(-max_abs, max_abs, allow_nan=False, allow_infinity=False, width=64),
+    )
+
+    @st.composite
+    def build(draw):
+        x, v = draw(coords), draw(coords)
+        if target is None:
+            return PhaseState(
+                x=x, v=v, energy=np.full(n_chains, np.nan), grad=np.full_like(x, np.nan)
+            )
+        e = np.asarray(target.energy(x), dtype=float)
+        g = np.asarray(target.grad(x), dtype=float)
+        return PhaseState(x=x, v=v, energy=e, grad=g)
+
+    return build()
