@@ -1,26 +1,30 @@
-"""The modules' former paths: imports written for the flat layout keep working.
+"""Where every module came from: the flat layout's paths keep working.
 
 Until the package moved into its subpackages (issue 14) its modules stood side by
 side: ``ladder_mcmc.targets``, ``ladder_mcmc.hmc``, ``ladder_mcmc.sampling``, ...
-Each former path is resolved here, lazily (on its first import, so that
-``import ladder_mcmc`` imports nothing more than before), to its new home:
+:data:`FORMER` says, for every module of the house, the module it came from, and
+:data:`FORMER_NAMES` the few names that left their module for another. From them:
 
-* :data:`MOVED` — a module that moved whole: the former path *is* the new module
-  (the same object in ``sys.modules``, so that ``monkeypatch.setattr`` and
-  ``isinstance`` see one module and one class); submodules follow
-  (``ladder_mcmc.posteriors.references`` is ``ladder_mcmc.models.posteriors.references``);
-* :data:`SPLIT` — a module whose contents went to several new modules: the former
-  path is a namespace module that reads every name from them, in order.
+* **imports** — each former path is resolved, lazily (on its first import, so that
+  ``import ladder_mcmc`` imports nothing more than before), by the finder
+  :class:`FormerPaths`: a module that moved whole *is* its new module (the same
+  object in ``sys.modules``, so ``monkeypatch.setattr`` and ``isinstance`` see one
+  module and one class; submodules follow: ``ladder_mcmc.posteriors.references`` is
+  ``ladder_mcmc.models.posteriors.references``); a module whose contents went to
+  several modules is a namespace that reads each name from them, in order
+  (:func:`former_homes`). ``ladder_mcmc.ladder`` and ``ladder_mcmc.diagnostics`` are
+  now the subpackages of those names, which re-export what the modules held.
+* **checkpoints** — a checkpoint names its state classes by module
+  (``ladder_mcmc.hmc:PhaseState`` before the move): those resolve as imports do. A
+  kernel's fingerprint hashes the module of every class in it by its *former* path
+  (:func:`former_module`), so the fingerprints, and the checkpoints written before
+  the move, stay valid.
 
-A checkpoint written before the move names its state classes by their former
-modules (``ladder_mcmc.hmc:PhaseState``); they resolve here as well.
-
-The leapfrog fast path of the ragged schedule was the module
-``ladder_mcmc.ragged_leapfrog``, whose switch ``COMPILED`` users set; it is now the
-private ``ladder_mcmc.drivers._leapfrog``, and the switch
-:data:`ladder_mcmc.drivers.COMPILED`. The former path stays (:class:`_FormerFastPath`):
-its ``COMPILED`` reads and sets the new switch. ``ragged_numba`` and
-``iteration_buffer`` were never used from outside and have no former path.
+The leapfrog fast path of the ragged schedule was ``ladder_mcmc.ragged_leapfrog``,
+whose switch ``COMPILED`` users set; it is now the private
+``ladder_mcmc.drivers._leapfrog`` and the switch :data:`ladder_mcmc.drivers.COMPILED`.
+Its former path stays (:class:`_FormerFastPath`): ``COMPILED`` there reads and sets
+the new switch.
 """
 
 from __future__ import annotations
@@ -31,80 +35,124 @@ import importlib.machinery
 import sys
 import types
 
-MOVED = {
-    "ladder_mcmc.adaptation": "ladder_mcmc.run.adaptation",
-    "ladder_mcmc.batch": "ladder_mcmc.ladder.batch",
-    "ladder_mcmc.checkpoint": "ladder_mcmc.run.checkpoint",
-    "ladder_mcmc.cli": "ladder_mcmc.paper.cli",
-    "ladder_mcmc.cycle": "ladder_mcmc.ladder.cycle",
-    "ladder_mcmc.harmonic": "ladder_mcmc.hamiltonian.harmonic",
-    "ladder_mcmc.integrators": "ladder_mcmc.hamiltonian.integrators",
-    "ladder_mcmc.jitter": "ladder_mcmc.hamiltonian.jitter",
-    "ladder_mcmc.maps": "ladder_mcmc.ladder.maps",
-    "ladder_mcmc.metrics": "ladder_mcmc.hamiltonian.metrics",
-    "ladder_mcmc.parallel": "ladder_mcmc.run.parallel",
-    "ladder_mcmc.persistent_uniform": "ladder_mcmc.ladder.persistent_uniform",
-    "ladder_mcmc.posteriors": "ladder_mcmc.models.posteriors",
-    "ladder_mcmc.progress": "ladder_mcmc.run.progress",
-    "ladder_mcmc.ragged": "ladder_mcmc.drivers.ragged",
-    "ladder_mcmc.reduced_flip": "ladder_mcmc.ladder.reduced_flip",
-    "ladder_mcmc.reproduction": "ladder_mcmc.paper",
-    "ladder_mcmc.streams": "ladder_mcmc.drivers.streams",
-    "ladder_mcmc.summary": "ladder_mcmc.diagnostics.summary",
-    "ladder_mcmc.targets": "ladder_mcmc.models.targets",
-    "ladder_mcmc.tempered": "ladder_mcmc.hamiltonian.tempered",
-    "ladder_mcmc.testing": "ladder_mcmc.verify",
+FORMER = {
+    # the abstract ladder
+    "ladder_mcmc.ladder.batch": "ladder_mcmc.batch",
+    "ladder_mcmc.ladder.cycle": "ladder_mcmc.cycle",
+    "ladder_mcmc.ladder.kernel": "ladder_mcmc.ladder",
+    "ladder_mcmc.ladder.maps": "ladder_mcmc.maps",
+    "ladder_mcmc.ladder.persistent_uniform": "ladder_mcmc.persistent_uniform",
+    "ladder_mcmc.ladder.reduced_flip": "ladder_mcmc.reduced_flip",
+    "ladder_mcmc.ladder.refresh": "ladder_mcmc.refresh",
+    "ladder_mcmc.ladder.rules": "ladder_mcmc.rules",
+    # HMC
+    "ladder_mcmc.hamiltonian.harmonic": "ladder_mcmc.harmonic",
+    "ladder_mcmc.hamiltonian.integrators": "ladder_mcmc.integrators",
+    "ladder_mcmc.hamiltonian.jitter": "ladder_mcmc.jitter",
+    "ladder_mcmc.hamiltonian.kinetic": "ladder_mcmc.kinetic",
+    "ladder_mcmc.hamiltonian.leapfrog": "ladder_mcmc.hmc",
+    "ladder_mcmc.hamiltonian.lifted": "ladder_mcmc.lifted_refresh",
+    "ladder_mcmc.hamiltonian.metrics": "ladder_mcmc.metrics",
+    "ladder_mcmc.hamiltonian.samplers": "ladder_mcmc.hmc",
+    "ladder_mcmc.hamiltonian.tempered": "ladder_mcmc.tempered",
+    # drivers
+    "ladder_mcmc.drivers._iteration_buffer": "ladder_mcmc.iteration_buffer",
+    "ladder_mcmc.drivers._leapfrog": "ladder_mcmc.ragged_leapfrog",
+    "ladder_mcmc.drivers._leapfrog_numba": "ladder_mcmc.ragged_numba",
+    "ladder_mcmc.drivers.ragged": "ladder_mcmc.ragged",
+    "ladder_mcmc.drivers.streams": "ladder_mcmc.streams",
+    "ladder_mcmc.drivers.synchronous": "ladder_mcmc.sampling",
+    # running chains
+    "ladder_mcmc.run.adaptation": "ladder_mcmc.adaptation",
+    "ladder_mcmc.run.checkpoint": "ladder_mcmc.checkpoint",
+    "ladder_mcmc.run.draws_files": "ladder_mcmc.trace",
+    "ladder_mcmc.run.parallel": "ladder_mcmc.parallel",
+    "ladder_mcmc.run.progress": "ladder_mcmc.progress",
+    "ladder_mcmc.run.recorder": "ladder_mcmc.trace",
+    "ladder_mcmc.run.resume": "ladder_mcmc.sampling",
+    "ladder_mcmc.run.sample": "ladder_mcmc.sampling",
+    "ladder_mcmc.run.trace": "ladder_mcmc.trace",
+    # diagnostics
+    "ladder_mcmc.diagnostics.autocorrelation": "ladder_mcmc.diagnostics",
+    "ladder_mcmc.diagnostics.checks": "ladder_mcmc.checks",
+    "ladder_mcmc.diagnostics.ess": "ladder_mcmc.diagnostics",
+    "ladder_mcmc.diagnostics.gradient": "ladder_mcmc.checks",
+    "ladder_mcmc.diagnostics.rung_table": "ladder_mcmc.diagnostics",
+    "ladder_mcmc.diagnostics.summary": "ladder_mcmc.summary",
+    # verification (``ladder_mcmc.testing`` reads first from the subpackage, which
+    # re-exports every check)
+    "ladder_mcmc.verify": "ladder_mcmc.testing",
+    "ladder_mcmc.verify.exact": "ladder_mcmc.testing",
+    "ladder_mcmc.verify.finite": "ladder_mcmc.finite",
+    "ladder_mcmc.verify.invariance": "ladder_mcmc.testing",
+    "ladder_mcmc.verify.map_contract": "ladder_mcmc.testing",
+    "ladder_mcmc.verify.strategies": "ladder_mcmc.testing",
+    "ladder_mcmc.verify.transitions": "ladder_mcmc.finite",
+    # models (with the submodules of posteriors) and the paper (with its modules)
+    "ladder_mcmc.models.targets": "ladder_mcmc.targets",
+    "ladder_mcmc.models.posteriors": "ladder_mcmc.posteriors",
+    "ladder_mcmc.paper": "ladder_mcmc.reproduction",
+    "ladder_mcmc.paper.cli": "ladder_mcmc.cli",
 }
-"""Former module -> the module it now is (``ladder_mcmc.ladder`` and
-``ladder_mcmc.diagnostics`` kept their names: they are now the subpackages, which
-re-export what the former modules held)."""
+"""Module of the house -> the module it came from. The subpackages
+``ladder_mcmc.models.posteriors`` (formerly ``ladder_mcmc.posteriors``) and
+``ladder_mcmc.paper`` (formerly ``ladder_mcmc.reproduction``) moved with their
+modules, which kept their names."""
 
-SPLIT = {
-    "ladder_mcmc.checks": ("ladder_mcmc.diagnostics.checks", "ladder_mcmc.diagnostics.gradient"),
-    "ladder_mcmc.finite": ("ladder_mcmc.verify.finite", "ladder_mcmc.verify.transitions"),
-    "ladder_mcmc.hmc": (
-        "ladder_mcmc.hamiltonian.leapfrog",
-        "ladder_mcmc.hamiltonian.samplers",
-    ),
-    "ladder_mcmc.kinetic": ("ladder_mcmc.hamiltonian.kinetic", "ladder_mcmc.hamiltonian.momentum"),
-    "ladder_mcmc.lifted_refresh": (
-        "ladder_mcmc.hamiltonian.lifted",
-        "ladder_mcmc.hamiltonian.samplers",
-    ),
-    "ladder_mcmc.refresh": ("ladder_mcmc.ladder.refresh", "ladder_mcmc.hamiltonian.momentum"),
+FORMER_NAMES = {
+    "ladder_mcmc.hamiltonian.momentum:MomentumRefresh": "ladder_mcmc.refresh",
+    "ladder_mcmc.hamiltonian.momentum:NO_REFRESH": "ladder_mcmc.refresh",
+    "ladder_mcmc.hamiltonian.momentum:as_beta": "ladder_mcmc.refresh",
+    "ladder_mcmc.hamiltonian.momentum:NormalizedMomentumRefresh": "ladder_mcmc.kinetic",
+    "ladder_mcmc.hamiltonian.samplers:lifted_lahmc": "ladder_mcmc.lifted_refresh",
+    "ladder_mcmc.ladder.rules:base_for": "ladder_mcmc.ladder",
+    "ladder_mcmc.ladder.rules:check_rule": "ladder_mcmc.ladder",
+    "ladder_mcmc.models.targets:energy_and_grad": "ladder_mcmc.hmc",
+}
+"""``module:name`` -> the module the name came from, where that is not the module's
+:data:`FORMER` (``energy_and_grad`` was ``ladder_mcmc.hmc._energy_and_grad``)."""
+
+ALSO_EXPORTED = {
     "ladder_mcmc.rules": (
-        "ladder_mcmc.ladder.rules",
         "ladder_mcmc.ladder.reduced_flip",
         "ladder_mcmc.ladder.persistent_uniform",
     ),
-    "ladder_mcmc.sampling": (
-        "ladder_mcmc.run.sample",
-        "ladder_mcmc.run.resume",
-        "ladder_mcmc.drivers.synchronous",
-    ),
-    "ladder_mcmc.trace": (
-        "ladder_mcmc.run.trace",
-        "ladder_mcmc.run.recorder",
-        "ladder_mcmc.run.draws_files",
-    ),
 }
-"""Former module -> the modules its names went to, searched in order."""
+"""Former module -> modules whose names it re-exported besides its own (``from
+ladder_mcmc.rules import ReducedFlipRule`` worked)."""
 
-
+_PACKAGES_MOVED_WHOLE = ("ladder_mcmc.models.posteriors", "ladder_mcmc.paper")
+_KEPT_THEIR_NAME = ("ladder_mcmc.ladder", "ladder_mcmc.diagnostics")
 FAST_PATH_MODULE = "ladder_mcmc.ragged_leapfrog"
 """The fast path's former module (:class:`_FormerFastPath`)."""
 
 
-def new_home(name: str) -> str | tuple[str, ...] | None:
-    """The new module(s) of the former module ``name``, or None if it is not a former one."""
-    if name == FAST_PATH_MODULE:
-        return ("ladder_mcmc.drivers._leapfrog",)
-    if name in SPLIT:
-        return SPLIT[name]
-    for old, new in MOVED.items():
-        if name == old or name.startswith(old + "."):
-            return new + name[len(old) :]
-    return None
+def former_module(module: str, qualname: str) -> str:
+    """The module that held ``module``'s class or function ``qualname`` before the move
+    (``module`` itself for one that did not move, or is not the package's)."""
+    name = FORMER_NAMES.get(f"{module}:{qualname}")
+    if name is not None:
+        return name
+    if module in FORMER:
+        return FORMER[module]
+    for package in _PACKAGES_MOVED_WHOLE:
+        if module.startswith(package + "."):
+            return FORMER[package] + module[len(package) :]
+    return module
+
+
+def former_homes(name: str) -> tuple[str, ...]:
+    """The modules the former module ``name`` went to, in order (empty for a module that
+    is not a former one, or kept its name)."""
+    if name in _KEPT_THEIR_NAME:
+        return ()
+    homes = [new for new, old in FORMER.items() if old == name]
+    homes += [key.partition(":")[0] for key, old in FORMER_NAMES.items() if old == name]
+    homes += ALSO_EXPORTED.get(name, ())
+    for package in _PACKAGES_MOVED_WHOLE:
+        if name.startswith(FORMER[package] + "."):
+            homes.append(package + name[len(FORMER[package]) :])
+    return tuple(dict.fromkeys(homes))
 
 
 def _namespace(name: str, parts: tuple[str, ...]) -> types.ModuleType:
@@ -151,33 +199,38 @@ class _FormerFastPath(types.ModuleType):
 
 
 class _Loader(importlib.abc.Loader):
-    def __init__(self, home: str | tuple[str, ...]) -> None:
-        self.home = home
+    """Loads a former module: its one new home itself, or a namespace of several."""
+
+    def __init__(self, homes: tuple[str, ...]) -> None:
+        self.homes = homes
+        self.spec = None
 
     def create_module(self, spec):
         if spec.name == FAST_PATH_MODULE:
-            module = _namespace(spec.name, self.home)
+            module = _namespace(spec.name, self.homes)
             module.__class__ = _FormerFastPath
             return module
-        if isinstance(self.home, tuple):
-            return _namespace(spec.name, self.home)
-        module = importlib.import_module(self.home)
+        if len(self.homes) > 1:
+            return _namespace(spec.name, self.homes)
+        module = importlib.import_module(self.homes[0])
         self.spec = module.__spec__  # the import system overwrites it; exec_module restores it
         return module
 
     def exec_module(self, module) -> None:
-        if not isinstance(self.home, tuple):
+        if self.spec is not None:
             module.__spec__ = self.spec
 
 
 class FormerPaths(importlib.abc.MetaPathFinder):
-    """Finds the former modules (:func:`new_home`) and loads their new homes."""
+    """Finds the former modules (:func:`former_homes`) and loads their new homes."""
 
     def find_spec(self, fullname, path=None, target=None):
-        home = new_home(fullname)
-        if home is None:
+        if not fullname.startswith("ladder_mcmc."):
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Loader(home))
+        homes = former_homes(fullname)
+        if not homes:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(homes))
 
 
 def install() -> None:
@@ -189,6 +242,6 @@ def install() -> None:
 def former_attribute(name: str):
     """``ladder_mcmc.<name>`` for a former module ``name`` (imported on first access), else
     ``AttributeError``."""
-    if new_home(f"ladder_mcmc.{name}") is None:
+    if not former_homes(f"ladder_mcmc.{name}"):
         raise AttributeError(f"module 'ladder_mcmc' has no attribute {name!r}")
     return importlib.import_module(f"ladder_mcmc.{name}")

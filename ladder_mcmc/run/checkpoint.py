@@ -44,6 +44,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc._former_paths import former_module
+
 FORMAT = "ladder_mcmc.checkpoint"
 VERSION = 2
 """Format version written. 2: ``meta["draws_file"]`` (draws kept in a file, see above)."""
@@ -204,7 +206,10 @@ def fingerprint(obj: Any) -> str:
     :class:`~ladder_mcmc.hamiltonian.metrics.Metric` shared by the map and the refresh)
     hashes as two equal copies would; an object reached again inside itself
     (a cycle) is hashed as a mark, once.
-    Deterministic across processes and machines.
+    Deterministic across processes and machines. The package's own classes and
+    functions are named by the modules they had before it moved into subpackages
+    (:func:`ladder_mcmc._former_paths.former_module`), so that the move changed no
+    fingerprint and checkpoints written before it still resume.
     """
     h = hashlib.sha256()
     _feed(h, obj, set(), 0)
@@ -251,7 +256,7 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
         put(b"<cycle>;")
     else:
         seen.add(id(obj))
-        put(f"{cls.__module__}:{cls.__qualname__}".encode())
+        put(f"{former_module(cls.__module__, cls.__qualname__)}:{cls.__qualname__}".encode())
         if isinstance(obj, tuple):
             put(f"[{len(obj)}];".encode())
             for element in obj:
@@ -262,7 +267,8 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
                 put(f".{field.name}=".encode())
                 _feed(h, getattr(obj, field.name), seen, depth + 1)
         elif callable(obj) and hasattr(obj, "__qualname__"):
-            put(f"fn:{getattr(obj, '__module__', '')}:{obj.__qualname__};".encode())
+            module = former_module(getattr(obj, "__module__", None) or "", obj.__qualname__)
+            put(f"fn:{module}:{obj.__qualname__};".encode())
             if isinstance(obj, types.MethodType):
                 _feed(h, obj.__self__, seen, depth + 1)
             elif isinstance(obj, types.FunctionType):
