@@ -21,10 +21,10 @@ The package is a house of seven rooms, each a subpackage:
 and :mod:`ladder_mcmc.paper` reproduces the paper's experiments. Everything most
 users need is importable from here. The former flat module paths
 (``ladder_mcmc.targets``, ``ladder_mcmc.hmc``, ...) still import, as their new homes
-(:mod:`ladder_mcmc._former_paths`).
+(:mod:`ladder_mcmc.former_paths`).
 """
 
-from ladder_mcmc import _former_paths
+from ladder_mcmc import former_paths
 from ladder_mcmc.diagnostics.checks import SamplingWarning
 from ladder_mcmc.diagnostics.gradient import check_gradient
 from ladder_mcmc.drivers.streams import ChainStreams
@@ -57,12 +57,12 @@ from ladder_mcmc.run.trace import Trace
 
 __version__ = "0.1.0"
 
-_former_paths.install()
+former_paths.install()
 
 
 def __getattr__(name: str):
     """``ladder_mcmc.targets`` and the other former modules, imported on first access."""
-    return _former_paths.former_attribute(name)
+    return former_paths.former_attribute(name)
 
 
 __all__ = [

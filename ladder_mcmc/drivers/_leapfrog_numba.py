@@ -61,7 +61,7 @@ _jit = numba.njit(cache=True, nogil=True)
 def _decide(ratio, lp, x, p, g, e, origin, ints, p_next, el_next, iteration, oldest):
     """The look-ahead rule on one rung for every chain; returns (decided, non-finite) counts.
 
-    ``ints`` rows (``iteration_buffer.START, NON_FINITE, STOP, DONE``): the
+    ``ints`` rows (``_iteration_buffer.START, NON_FINITE, STOP, DONE``): the
     iteration each chain's step started on, its count of non-finite rungs in
     the step, whether it stopped, whether it decided.
     A rung with a non-finite position, gradient or log density has density

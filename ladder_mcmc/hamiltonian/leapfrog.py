@@ -98,9 +98,9 @@ class Leapfrog(ReversibleMap):
     ``forward`` and ``move`` unchanged (``LiftedLeapfrog``'s lift,
     ``JitteredLeapfrog``'s step factor, which its :meth:`advance` reads).
 
-    **Declared capability.** ``plain_leapfrog = True``: the leapfrog look-ahead
-    driver (:mod:`ladder_mcmc.drivers._leapfrog`) may run this map on plain arrays
-    when its kinetic energy declares a ``gaussian_metric``. A subclass does not
+    **Declared capability.** ``plain_leapfrog = True``: the leapfrog fast path of the
+    ragged schedule (:func:`ladder_mcmc.drivers.driver_for`) may run this map on plain
+    arrays when its kinetic energy declares a ``gaussian_metric``. A subclass does not
     inherit the declaration (``__init_subclass__`` sets it to ``False``) unless it
     sets ``plain_leapfrog = True`` itself, promising the same arithmetic.
     """

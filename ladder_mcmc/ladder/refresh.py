@@ -63,8 +63,8 @@ class Refresh(abc.ABC):
         """``(β, metric)`` if this refresh is exactly :class:`MomentumRefresh`'s
         ``v' = √(1−β) v + √β n``, ``n`` from ``metric.sample_momentum``; ``None`` here.
 
-        The declared capability the leapfrog look-ahead driver
-        (:mod:`ladder_mcmc.drivers._leapfrog`) runs on.
+        The declared capability the leapfrog fast path of the ragged schedule
+        (:func:`ladder_mcmc.drivers.driver_for`) runs on.
         """
         return None
 

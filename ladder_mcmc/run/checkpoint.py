@@ -44,7 +44,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc._former_paths import former_module
+from ladder_mcmc.former_paths import former_module
 
 FORMAT = "ladder_mcmc.checkpoint"
 VERSION = 2
@@ -208,7 +208,7 @@ def fingerprint(obj: Any) -> str:
     (a cycle) is hashed as a mark, once.
     Deterministic across processes and machines. The package's own classes and
     functions are named by the modules they had before it moved into subpackages
-    (:func:`ladder_mcmc._former_paths.former_module`), so that the move changed no
+    (:func:`ladder_mcmc.former_paths.former_module`), so that the move changed no
     fingerprint and checkpoints written before it still resume.
     """
     h = hashlib.sha256()

@@ -3,7 +3,7 @@
 A checkpoint names its state classes by module (``ladder_mcmc.hmc:PhaseState`` before
 the move) and holds the fingerprint of the kernel's parameters, which hashes the
 modules of the kernel's classes. The classes resolve by their former paths, and the
-fingerprint hashes the former modules (``ladder_mcmc._former_paths``): the fingerprints
+fingerprint hashes the former modules (``ladder_mcmc.former_paths``): the fingerprints
 below were computed before the move and must not change.
 """
 
