@@ -10,11 +10,12 @@ per chain-gradient (seconds / (chains × gradient evaluations per chain)) of
 * ``hmc`` and ``lahmc`` (K = 4) from ``ladder_mcmc``, each under both schedules
   (``ragged``, the default, and ``synchronous``), timed around the whole
   ``sample`` call (trace included). ``ragged`` runs these kernels on the
-  specialised driver (``ladder_mcmc.drivers._leapfrog``) with its bookkeeping
-  compiled by numba (``ladder_mcmc.drivers._leapfrog_numba``, the ``fast`` extra; the
-  numpy bookkeeping when numba is absent); ``ragged numpy`` forces the numpy
-  bookkeeping; ``ragged generic`` forces the generic driver every other kernel
-  (a user's own map, rule or refresh) runs on — the same draws, bit for bit,
+  ragged schedule's leapfrog fast path with its bookkeeping compiled by numba
+  (``ladder_mcmc.drivers.COMPILED``, the ``fast`` extra; the numpy bookkeeping when
+  numba is absent); ``ragged numpy`` forces the numpy bookkeeping; ``ragged
+  generic`` (``ladder_mcmc.drivers.FAST_PATH = False``) forces the generic driver
+  every other kernel (a user's own map, rule or refresh) runs on — the same draws,
+  bit for bit,
 
 and prints each one divided by ``bare``. The methods are measured in alternating
 rounds (the order rotates every round) and the best of the rounds is kept, so
