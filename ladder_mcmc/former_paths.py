@@ -233,10 +233,20 @@ class FormerPaths(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _Loader(homes))
 
 
+SHADOWED = ("ladder_mcmc.hmc",)
+"""Former modules whose name the package now gives to a function (``ladder_mcmc.hmc``):
+registered by :func:`install`, so that importing one (a checkpoint naming
+``ladder_mcmc.hmc:PhaseState``) never rebinds the package's attribute to the module."""
+
+
 def install() -> None:
-    """Put :class:`FormerPaths` first on ``sys.meta_path`` (once)."""
+    """Put :class:`FormerPaths` first on ``sys.meta_path`` (once), and register the
+    :data:`SHADOWED` former modules (their new homes are imported by then)."""
     if not any(isinstance(finder, FormerPaths) for finder in sys.meta_path):
         sys.meta_path.insert(0, FormerPaths())
+    for name in SHADOWED:
+        if name not in sys.modules:
+            sys.modules[name] = _namespace(name, former_homes(name))
 
 
 def former_attribute(name: str):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import ladder_mcmc
+from ladder_mcmc import former_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,6 +130,22 @@ def test_a_module_that_moved_whole_is_its_new_module():
     ]:
         module = importlib.import_module(f"ladder_mcmc.{former}")
         assert module is importlib.import_module(f"ladder_mcmc.{home}"), former
+
+
+def test_importing_the_former_hmc_module_leaves_the_hmc_function():
+    """``ladder_mcmc.hmc`` was a module and is a function (as it was after ``import
+    ladder_mcmc``): importing the former module, as a checkpoint naming
+    ``ladder_mcmc.hmc:PhaseState`` does, must not rebind it."""
+    former = importlib.import_module("ladder_mcmc.hmc")
+    assert former.PhaseState is ladder_mcmc.PhaseState and former.lahmc is ladder_mcmc.lahmc
+    assert callable(ladder_mcmc.hmc) and ladder_mcmc.hmc.__name__ == "hmc"
+    from ladder_mcmc.hmc import Leapfrog, hmc
+
+    assert Leapfrog is ladder_mcmc.Leapfrog and hmc is ladder_mcmc.hmc
+    # every former module named like a name of the package is protected so
+    formers = set(former_paths.FORMER.values()) | set(former_paths.FORMER_NAMES.values())
+    shadowed = {f for f in formers if f.count(".") == 1 and f.split(".")[1] in ladder_mcmc.__all__}
+    assert shadowed == set(former_paths.SHADOWED)
 
 
 @pytest.mark.parametrize("submodule", POSTERIOR_MODULES)
