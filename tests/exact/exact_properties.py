@@ -28,7 +28,8 @@ from ladder_mcmc.verify import (
 )
 
 MAX_K = 6
-N_EXAMPLES = 1000  # per property; each example checks every K = 1..6 (see docs/verification.md)
+# per property; each example checks every K = 1..6 (cost: benchmarks/results/verification.md)
+N_EXAMPLES = 1000
 
 REFRESHES = st.sampled_from(
     [

@@ -1,4 +1,4 @@
-"""Runs the "Verify your own sampler" code of ``docs/verification.md``.
+"""Runs the "Verify your own sampler" code of ``docs/tutorials/verify.md``.
 
 The Python blocks of that section are extracted, executed as one module, and
 every ``test_*`` function they define is run, so the documentation cannot drift
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "verification.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "verify.md"
 
 
 def _snippet() -> str:
@@ -28,7 +28,7 @@ def _run(source: str) -> dict:
     namespace: dict = {"__name__": "verification_doc"}
     # a name of its own, with the snippet's lines in linecache: tools that read
     # source (inspect, Hypothesis) see the snippet, not the doc's own lines
-    name = f"<docs/verification.md snippet {abs(hash(source))}>"
+    name = f"<docs/tutorials/verify.md snippet {abs(hash(source))}>"
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
     exec(compile(source, name, "exec"), namespace)  # noqa: S102 - our own doc
     return namespace

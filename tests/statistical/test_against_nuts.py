@@ -1,4 +1,4 @@
-"""The draws behind docs/against-nuts.md are right, not just "effective".
+"""The draws behind benchmarks/results/against_nuts.md are right, not just "effective".
 
 The headline settings of ``benchmarks/against_nuts.py`` (``CHOSEN``: full refresh and
 a quarter period per rung on the Gaussians) report bulk ESS close to, and for some

@@ -17,7 +17,7 @@ Why these settings (each seen once, with seed 1, before settling on them):
   the whitened, nearly Gaussian posterior, so trajectories nearly return to their
   start (the resonance of fixed-length HMC). β = 0.1 is the paper's persistent
   setting, and the one that served LAHMC better on five of the seven posteriors in
-  the benchmark (docs/posteriors.md).
+  the benchmark (docs/how-to/posteriors.md).
 
 Tolerance: ``z = (mean - ref) / sqrt(MCSE² + MCSE_ref²)`` is about N(0, 1) per
 parameter for a correct sampler, so ``|z| > 5`` has probability ~6e-7 per parameter

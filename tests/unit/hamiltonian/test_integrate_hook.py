@@ -1,4 +1,4 @@
-"""``Leapfrog.integrate`` is the public hook for other integrators (docs/custom-maps.md)."""
+"""``Leapfrog.integrate``: the public hook for other integrators (docs/tutorials/custom-map.md)."""
 
 import re
 from pathlib import Path
@@ -16,11 +16,13 @@ TARGET = IllConditionedGaussian(3, log_condition=2)
 
 
 def _doc_three_stage() -> type:
-    """The ``ThreeStage`` splitting of docs/custom-maps.md, run from the doc itself."""
-    text = (Path(__file__).resolve().parents[3] / "docs" / "custom-maps.md").read_text()
+    """The ``ThreeStage`` splitting of docs/tutorials/custom-map.md, run from the doc itself."""
+    text = (
+        Path(__file__).resolve().parents[3] / "docs" / "tutorials" / "custom-map.md"
+    ).read_text()
     (code,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "ThreeStage" in b]
     namespace: dict = {"__name__": "doc_custom_maps"}
-    exec(compile(code, "docs/custom-maps.md", "exec"), namespace)
+    exec(compile(code, "docs/tutorials/custom-map.md", "exec"), namespace)
     assert issubclass(namespace["ThreeStage"], SymmetricSplitting)
     return namespace["ThreeStage"]
 

@@ -1,6 +1,7 @@
-"""The code blocks of docs/topologies.md and docs/custom-maps.md run, and their checks can fail.
+"""The code blocks of docs/tutorials/custom-rule.md and custom-map.md run, and their checks fail
+when they should.
 
-The blocks are executed as written (topologies.md first: custom-maps.md uses its
+The blocks are executed as written (custom-rule.md first: custom-map.md uses its
 ``DoubleJumpRule``), so the documentation cannot drift from working code.
 """
 
@@ -17,7 +18,7 @@ from ladder_mcmc import Ladder
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.verify import FiniteLadder, assert_exact, assert_map
 
-DOCS = Path(__file__).resolve().parents[3] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "tutorials"
 
 
 def blocks(name: str) -> list[str]:
@@ -32,17 +33,17 @@ def run_blocks(name: str, namespace: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def topologies() -> dict:
-    return run_blocks("topologies.md", {"__name__": "doc_topologies"})
+    return run_blocks("custom-rule.md", {"__name__": "doc_topologies"})
 
 
 def test_topologies_doc_rule_passes_the_exact_checks(topologies):
-    assert len(blocks("topologies.md")) == 1
+    assert len(blocks("custom-rule.md")) == 1
     topologies["test_double_jump_rule_is_exact"]()  # the Hypothesis test defined in the doc
 
 
 def test_custom_maps_doc_runs(topologies):
-    assert len(blocks("custom-maps.md")) == 3  # ThreeStage splitting, FreeFlight, its use
-    ns = run_blocks("custom-maps.md", dict(topologies))  # assert_map, invariance, sample
+    assert len(blocks("custom-map.md")) == 3  # FreeFlight, its use, ThreeStage splitting
+    ns = run_blocks("custom-map.md", dict(topologies))  # assert_map, invariance, sample
     assert ns["trace"].positions.shape == (100, 10, 2)
 
 
@@ -59,7 +60,7 @@ def test_the_toolkit_rejects_a_wrong_rule(topologies):
 
 
 def test_the_toolkit_rejects_a_map_that_is_not_volume_preserving(topologies):
-    ns = run_blocks("custom-maps.md", dict(topologies))
+    ns = run_blocks("custom-map.md", dict(topologies))
     xv = ns["XV"]
 
     @attrs.frozen(eq=False)
