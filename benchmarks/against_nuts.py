@@ -16,7 +16,7 @@ figure, the warm-up's too). ESS from 4 chains is noisy, so every configuration r
 over several seeds and the table gives the median and the range.
 
 The settings (``β``, ``M``, ``K``, target probability) are in :data:`CHOSEN`; how they
-were chosen, and the grids (``--grid``), are in ``docs/against-nuts.md``. ``--rule``
+were chosen, and the grids (``--grid``), are in ``benchmarks/results/against_nuts.md``. ``--rule``
 replaces the fixed ``M`` by the rule of that document: after warm-up,
 ``M = max(1, round((π/2) / ε))`` — a quarter period of a unit Gaussian per rung in
 the adapted metric (warm-up itself runs with the fixed ``M``). ``--power`` adds
@@ -96,7 +96,7 @@ class Setting:
         return f"β={self.beta:g} M={self.n_leapfrog} K={self.look_ahead} p={self.target_prob:g}"
 
 
-#: The settings of the headline table (docs/against-nuts.md, "How the settings were
+#: The settings of the headline table (benchmarks/results/against_nuts.md, "How the settings were
 #: chosen"). Gaussians: full refresh and a quarter period per rung (M ε ≈ π/2 at the
 #: adapted ε); rough well: persistent momentum, the best of the grid.
 CHOSEN = {
@@ -139,8 +139,8 @@ POWER_STAGE1 = 0.75
 #: ``delta`` in the quantile and relative ``jitter`` (0: fixed δ); ``beta > 0`` puts the
 #: partial refresh ``NormalizedMomentumRefresh(beta)`` before it; ``target_prob`` is the
 #: second warm-up stage's target probability (the power rows use ``POWER["target_prob"]``).
-#: ``delta`` chosen on seeds 0–4 (docs/against-nuts.md, "Search 2"), ``target_prob`` on
-#: seeds 0–4 and confirmed on fresh seeds 10–19 ("Search 3").
+#: ``delta`` chosen on seeds 0–4 (benchmarks/results/against_nuts.md, "Search 2"),
+#: ``target_prob`` on seeds 0–4 and confirmed on fresh seeds 10–19 ("Search 3").
 LIFTED = {"delta": 0.06, "jitter": 0.0, "beta": 0.0, "target_prob": 0.7}
 
 

@@ -32,7 +32,7 @@ Run::
     nice -n 10 python benchmarks/posteriordb.py --trajectory-length 1.5707963
 
 ``--trajectory-length T`` sets ``M = round(T / ε)`` during warm-up instead of a fixed
-``M`` (docs/posteriors.md: on arma a fixed ``M = 10`` is resonant at some adapted ``ε``).
+``M`` (docs/how-to/posteriors.md: on arma a fixed ``M = 10`` is resonant at some adapted ``ε``).
 """
 
 from __future__ import annotations

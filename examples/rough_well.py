@@ -6,7 +6,7 @@ crosses a ripple only while its own energy is above the barrier. Two kernels, bo
 with the package's warm-up (step size by dual averaging, diagonal inverse mass):
 
 * ``lahmc(β = 0.3, M = 30, K = 4)``, warm-up target probability 0.9 — the best
-  Gaussian-momentum setting of ``docs/against-nuts.md``;
+  Gaussian-momentum setting of ``benchmarks/results/against_nuts.md``;
 * ``lifted_lahmc(M = 30)``: a heavier-tailed kinetic energy ``Σ|w|^1.25/1.25`` whose
   per-coordinate energy quantile is swept up and down in persistent steps of 0.06
   (:class:`~ladder_mcmc.hamiltonian.lifted.LiftedQuantileRefresh`), target probability 0.7.
@@ -19,7 +19,7 @@ coordinate against its first 30 000 gradients for both kernels, and the autocorr
 against gradients: the lifted kernel's free coordinate flies across the bowl.
 
 Run: ``python examples/rough_well.py`` (``--quick`` for a shorter run; ``--plot
-docs/figures/rough_well.png`` for the figure in ``docs/sampling.md``).
+docs/figures/rough_well.png`` for the figure in ``docs/how-to/rough-targets.md``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def min_bulk_ess(positions: np.ndarray) -> float:
 
     Bulk ESS = :func:`rank_normalize`, then the split-chain
     :func:`~ladder_mcmc.diagnostics.ess.effective_sample_size` (Vehtari et al. 2021).
-    The figure of merit of ``docs/against-nuts.md`` (issue 6's NUTS comparison);
+    The figure of merit of the NUTS comparison (``benchmarks/results/against_nuts.md``);
     ``positions`` (steps, chains, dim).
     """
     x = np.asarray(positions, dtype=float)

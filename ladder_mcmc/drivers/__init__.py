@@ -26,7 +26,7 @@ COMPILED: bool | None = None
 ``None`` (the default) leaves it to the environment variable ``LADDER_MCMC_NUMBA``
 (``"1"``: always, ``"0"``: never), else to the length of the run (runs of at least
 10 000 steps per chain, or any run once the compiled module is loaded). The draws
-are the same either way, bit for bit; only the time differs (``docs/performance.md``)."""
+are the same either way, bit for bit; only the time differs (``benchmarks/results/overhead.md``)."""
 
 FAST_PATH: bool = True
 """Run the ragged schedule's leapfrog look-ahead kernels on their fast path?

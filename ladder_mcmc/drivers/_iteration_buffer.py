@@ -60,7 +60,7 @@ class IterationBuffer:
         buffering them; ``None``: when a window of draws would exceed
         ``DIRECT_BYTES`` (right for the numpy driver, whose per-iteration
         copies into a large window miss the caches; the compiled driver
-        buffers always, measured faster in ``docs/performance.md``).
+        buffers always, measured faster in ``benchmarks/results/overhead.md``).
     """
 
     def __init__(

@@ -40,7 +40,7 @@ trace *draw for draw* (tested bit for bit in
 the kernel. With numba installed, :func:`run` hands long runs to
 :mod:`ladder_mcmc.drivers._leapfrog_numba`, the same loop with this bookkeeping
 compiled (:func:`compiled` says when; the same draws again). The measured gain is
-in ``docs/performance.md``.
+in ``benchmarks/results/overhead.md``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 #: with ``COMPILED = None``, runs of at least this many steps per chain use the
 #: compiled bookkeeping (importing numba and loading its cache costs about 0.7 s
 #: once per process, compiling about 5 s once per installation; the bookkeeping
-#: saves some tens of microseconds per iteration: docs/performance.md)
+#: saves some tens of microseconds per iteration: benchmarks/results/overhead.md)
 COMPILE_FROM_STEPS = 10_000
 
 

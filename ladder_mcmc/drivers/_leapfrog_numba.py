@@ -27,7 +27,7 @@ runs long enough to repay loading it (:func:`ladder_mcmc.drivers._leapfrog.compi
 the environment variable ``LADDER_MCMC_NUMBA=1`` or ``0`` forces the choice). The
 first call ever compiles the loops (about 5 s; cached on disk afterwards, and
 then loaded in about 0.7 s per process, numba's import included). The
-measured gain is in ``docs/performance.md``; the draw-for-draw check against the
+measured gain is in ``benchmarks/results/overhead.md``; the draw-for-draw check against the
 generic driver is in ``tests/unit/drivers/test_ragged_leapfrog.py``.
 """
 

@@ -10,18 +10,17 @@ refresh, draw their next uniform and start the next step in the same iteration
 steps leaves the batch, so no work is wasted at the end.
 
 The transitions are exactly those of :meth:`Ladder.step` — the same rule, the
-same uniform per chain per step — only the order in which random numbers are
-drawn differs, so the two drivers give the same chain in law (tested), not draw
-for draw.
+same uniform per chain per step — and every chain draws its numbers from its own
+streams in its own step order (:mod:`ladder_mcmc.drivers.streams`, docs/design.md
+§11), so both schedules hand a chain the same numbers for the same step.
 
 Implementation: every per-chain quantity is a whole-batch array updated with
 ``np.where`` on the mask of the chains that decided; no chain is ever gathered
-or scattered by index except when it leaves the batch. The refresh and the
-next uniform are computed for the whole batch and kept only for the chains
-that decided (the discarded draws are independent of everything else, so the
-chain's law is unchanged). Steps are handed to the recorder in bulk
-(:meth:`~ladder_mcmc.run.recorder.Recorder.record_masked`). See ``docs/performance.md``
-for the measured cost of each piece.
+or scattered by index except when it leaves the batch. The refresh is computed
+for the whole batch and kept only for the chains that decided; only their
+streams move on. Steps are handed to the recorder in bulk
+(:meth:`~ladder_mcmc.run.recorder.Recorder.record_masked`); the measured cost of
+each piece is in ``benchmarks/results/overhead.md``.
 """
 
 from __future__ import annotations

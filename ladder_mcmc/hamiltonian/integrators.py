@@ -24,7 +24,7 @@ its :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState`,
 :class:`~ladder_mcmc.hamiltonian.metrics.Metric`, flip, validation and ``move``, and
 plug into any rule and refresh. Another symmetric splitting is a subclass of
 :class:`SymmetricSplitting` with its own ``kicks`` and ``drifts``
-(``docs/custom-maps.md``).
+(``docs/tutorials/custom-map.md``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class SymmetricSplitting(Leapfrog):
     (``n_steps × m`` gradients). Both tuples must be exact palindromes (checked
     when the class is created): that is what makes the step reversible through
     the momentum flip; kicks and drifts are shears, so it preserves volume.
-    See ``docs/custom-maps.md``.
+    See ``docs/tutorials/custom-map.md``.
     """
 
     kicks: tuple[float, ...]

@@ -4,9 +4,10 @@ A fixed leapfrog map ``L(ε, M)`` can resonate with the target: where ``εM`` is
 to a period of the (whitened) target's dynamics — half a period maps ``x`` to about
 ``−x``, a whole one back to ``x`` — every trajectory ends where it started, or at its
 mirror image, and ``x²`` barely moves however long the chain runs
-(``docs/posteriors.md``: the mixture posterior at ``β = 1``; ``docs/against-nuts.md``:
-the resonant rows of the grids). Stan's remedy is to draw the step size afresh each
-iteration, ``ε·s`` with ``s`` uniform on ``[1 − j, 1 + j]``.
+(``docs/how-to/posteriors.md``: the mixture posterior at ``β = 1``;
+``benchmarks/results/against_nuts.md``: the resonant rows of the grids). Stan's remedy
+is to draw the step size afresh each iteration, ``ε·s`` with ``s`` uniform on
+``[1 − j, 1 + j]``.
 
 On the ladder the step must be the same for every rung of one step (the rungs are the
 orbit ``L ζ, L² ζ, …`` of one map), so ``s`` is carried in the state as an auxiliary

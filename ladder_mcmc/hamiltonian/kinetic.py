@@ -17,7 +17,7 @@ the flip ``F v = -v`` because ``∇K`` is odd. The joint density is ``exp(-E(x) 
   heavier (exponential-power) tails: a coordinate's kinetic energy
   ``|w_i|^a / a ~ Gamma(1/a, 1)`` exceeds a barrier of height ``h`` more often
   (``P(K_i > 2)`` is 0.046 for ``a = 2``, 0.071 for ``a = 1.5``). Useful on rough
-  landscapes (the paper's rough well, ``docs/against-nuts.md``).
+  landscapes (the paper's rough well, ``benchmarks/results/against_nuts.md``).
 
 Its exact partial refresh, for any kinetic energy with a coordinate-wise transform
 to standard normals (``to_normal``), is

@@ -91,7 +91,7 @@ class Leapfrog(ReversibleMap):
     drifts ``x ← x + aε M⁻¹v`` (or any volume-preserving map ``Φ`` with
     ``F Φ F = Φ⁻¹``), so that the map stays a valid ladder map; see
     :mod:`ladder_mcmc.hamiltonian.integrators` (``Yoshida4``, ``McLachlan2``) and
-    ``docs/custom-maps.md``. Check a new one with
+    ``docs/tutorials/custom-map.md``. Check a new one with
     :func:`ladder_mcmc.verify.map_contract.assert_map`.
 
     A subclass of :class:`PhaseState` with auxiliary fields keeps them through

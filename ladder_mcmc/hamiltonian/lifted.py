@@ -37,7 +37,7 @@ long ones, and a free coordinate flies ballistically (on the paper's rough well 
 ``a = 1.25``, ``δ = 0.06``: free spells 5.6 steps instead of 3.2, and 0.80 instead
 of 0.51 min bulk ESS per 1000 gradients, median of ten seeds, with the same warm-up;
 0.83 over forty fresh seeds with the warm-up targeting 0.7, against NUTS's 0.44;
-``docs/against-nuts.md``). The momentum *sign* is kept, so the direction of flight
+``benchmarks/results/against_nuts.md``). The momentum *sign* is kept, so the direction of flight
 persists through the refresh as well. :func:`lifted_lahmc` builds that kernel.
 
 Notes

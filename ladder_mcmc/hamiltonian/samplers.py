@@ -117,7 +117,7 @@ def lifted_lahmc(
     kinetic-energy quantile moved in persistent sweeps of ``δ`` per step instead of a
     partial refresh. Meant for rough targets, where a coordinate crosses a barrier only
     while its energy is above it. The defaults are the setting chosen on the paper's
-    rough well (``docs/against-nuts.md``; there with ``M = 30`` and ``sample(...,
+    rough well (``benchmarks/results/against_nuts.md``; there with ``M = 30`` and ``sample(...,
     warmup=W, target_prob=0.7)``); on smooth targets :func:`~ladder_mcmc.hamiltonian.samplers.lahmc`
     is as good and cheaper per step.
 

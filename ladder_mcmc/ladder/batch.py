@@ -31,7 +31,7 @@ def _init_fields(cls: type) -> tuple[tuple[str, str], ...] | None:
 
     Cached per class: :func:`tree_map` runs several times per sampler
     iteration, and :func:`attrs.fields` / :func:`attrs.evolve` cost microseconds
-    each (see ``docs/performance.md``).
+    each (see ``benchmarks/results/overhead.md``).
     """
     try:
         return _FIELDS[cls]
@@ -129,7 +129,7 @@ def where(mask: np.ndarray, a: S, b: S) -> S:
 
 def _where(mask: np.ndarray, shaped: dict[int, np.ndarray], a: Any, b: Any) -> Any:
     # written out rather than through tree_map: it runs several times per
-    # sampler iteration (see docs/performance.md)
+    # sampler iteration (see benchmarks/results/overhead.md)
     if a is b:
         return a
     cls = type(a)

@@ -66,7 +66,7 @@ class PersistentUniformRule(LookAheadRule):
         The rotation ``δ`` of ``v`` per step (``u`` falls and rises through
         ``[0, 1]`` with a period of ``2/δ`` steps). The default ``0.01`` was
         chosen by measurement on the paper's three targets at ``β = 0.1``
-        (``benchmarks/topologies.py --delta-sweep``; ``docs/topologies.md``): on
+        (``benchmarks/topologies.py --delta-sweep``; ``benchmarks/results/topologies.md``): on
         the 100-d Gaussian, gradients to autocorrelation 0.5 fall from about 3700
         (LAHMC, or ``δ ≥ 0.3``) to about 2200 for any ``δ`` in ``[0.001, 0.01]``;
         no measurable effect on the 2-d targets.

@@ -308,7 +308,7 @@ def warmup(
         metric. ``π/2`` (a quarter period of a unit-variance Gaussian, which the
         adapted metric approximates) decorrelates both ``x`` and ``x²`` and
         avoids the half-period trap ``ε M ≈ π`` where ``x → −x`` and ``x²``
-        never moves (``docs/against-nuts.md``). By default ``M`` is kept.
+        never moves (``benchmarks/results/against_nuts.md``). By default ``M`` is kept.
     progress : bool
         Progress bar on stderr.
 

@@ -3,7 +3,7 @@
 A long run's draws need not fit in memory: :func:`memmap_allocator` gives the
 :class:`~ladder_mcmc.run.recorder.Recorder` memory-mapped ``.npy`` files to write
 them to, whose finished rows it hands back to the operating system as the run goes
-(:func:`release_rows`), so resident memory stays bounded (``docs/performance.md``).
+(:func:`release_rows`), so resident memory stays bounded (``benchmarks/results/memory.md``).
 A checkpointed run records its draws file instead of copying the draws, and
 :func:`~ladder_mcmc.run.resume.resume` finds it again (:func:`locate_draws_file`),
 checks it against the checkpoint (:func:`open_draws_files`) and grows it in place
@@ -35,7 +35,7 @@ def memmap_allocator(path: str | os.PathLike) -> Callable[[tuple, np.dtype], np.
     is a standard ``.npy`` (``numpy.lib.format.open_memmap``), readable with
     ``np.load(path, mmap_mode="r")``. The recorder writes rows as chains finish
     them and releases the pages of finished rows, so the process's resident
-    memory stays bounded however long the run (see ``docs/performance.md``).
+    memory stays bounded however long the run (see ``benchmarks/results/memory.md``).
 
     Examples
     --------

@@ -61,7 +61,7 @@ class Recorder:
         self.draws: Any = None
         # np.zeros, not np.empty: calloc'd pages are mapped lazily and cheaply,
         # while first writes into np.empty memory in scattered order (the
-        # ragged driver's) cost up to ten times more (docs/performance.md)
+        # ragged driver's) cost up to ten times more (benchmarks/results/overhead.md)
         self._allocate = allocate or (lambda shape, dtype: np.zeros(shape, dtype=dtype))
         self.flush_every = flush_every
         self._buffer: list[tuple] = []

@@ -226,11 +226,11 @@ def sample(
         instead of holding them in memory: ``trace.states`` is then a
         ``numpy.memmap`` on it, and the pages of finished rows are released as
         the run goes, so resident memory stays bounded at any length
-        (``docs/performance.md``). Per-step statistics stay in memory.
+        (``benchmarks/results/memory.md``). Per-step statistics stay in memory.
         Draws with several leaves (attrs states) go to ``<stem>.<i>.npy``
         (none of these files may exist). With ``checkpoint``, the checkpoint
         records the file instead of copying the draws, and :func:`resume`
-        goes on writing it (``docs/sampling.md``).
+        goes on writing it (``docs/how-to/checkpoints.md``).
     progress : bool
         Show progress on stderr (``ladder_mcmc.run.progress``): tqdm bars for warm-up
         and sampling steps on a terminal or in a notebook; elsewhere (stderr

@@ -66,7 +66,7 @@ def load(name: str, path: str | os.PathLike | None = None) -> Posterior:
         One of :func:`names`.
     path : path-like, optional
         The reference file; else ``$LADDER_MCMC_POSTERIORDB``, else the copy
-        shipped in ``ladder_mcmc/posteriors/data/``.
+        shipped in ``ladder_mcmc/models/posteriors/data/``.
 
     Raises
     ------

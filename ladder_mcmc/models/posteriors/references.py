@@ -6,7 +6,7 @@ runs of Stan's NUTS: means, standard deviations and Monte Carlo standard errors
 of every constrained parameter. Targets read them from this file when they are
 built.
 
-The file ships with the package, in ``ladder_mcmc/posteriors/data/``. It was
+The file ships with the package, in ``ladder_mcmc/models/posteriors/data/``. It was
 taken from posteriordb (https://github.com/stan-dev/posteriordb, commit
 28f8d3d6, by the posteriordb developers; BSD 3-Clause License): Stan code and
 data as posteriordb has them, summaries computed from its reference draws. The
@@ -35,7 +35,7 @@ ENV_VAR = "LADDER_MCMC_POSTERIORDB"
 
 _DATA = resources.files("ladder_mcmc.models.posteriors") / "data"
 DEFAULT_PATH = Path(str(_DATA / "posteriordb_refs.json"))
-"""The copy shipped with the package: ``ladder_mcmc/posteriors/data/posteriordb_refs.json``."""
+"""The copy shipped with the package (``ladder_mcmc/models/posteriors/data/``)."""
 
 
 def find_database(path: str | os.PathLike | None = None) -> Path:
