@@ -12,18 +12,16 @@ and :func:`~ladder_mcmc.hamiltonian.samplers.lahmc` (sections 3.4, 4), are in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
 
+from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.maps import ReversibleMap
 from ladder_mcmc.models.targets import Target, energy_and_grad
 from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
-
-if TYPE_CHECKING:
-    from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 
 
 @attrs.frozen(eq=False)
@@ -260,3 +258,8 @@ class Leapfrog(ReversibleMap):
             "n_steps": int(self.n_steps),
             **self.metric.describe(),
         }
+
+
+# the fields' annotations as objects, so that subclasses defined in other modules
+# (Yoshida4, JitteredLeapfrog, ...) carry resolvable annotations (the API reference)
+attrs.resolve_types(Leapfrog)
