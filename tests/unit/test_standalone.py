@@ -27,7 +27,8 @@ from ladder_mcmc.models.posteriors import references
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(ladder_mcmc.__file__).resolve().parent
 DESIGN = ROOT / "docs" / "design.md"
-FORBIDDEN = ("../shared", "shared/benchmarks", "DESIGN §")
+# spelled in pieces, so that this file does not contain what it looks for
+FORBIDDEN = ("../" + "shared", "shared/" + "benchmarks", "DESIGN" + " §")
 HEADING = re.compile(r"^#{2,4} (\d+(?:\.\d+)*)\.? ", re.MULTILINE)
 CITATION = re.compile(r"docs/design\.md ((?:§\d+(?:\.\d+)*(?:, )?)+)")
 SECTION = re.compile(r"§(\d+(?:\.\d+)*)")
