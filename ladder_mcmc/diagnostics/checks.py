@@ -174,10 +174,11 @@ def trace_problems(trace: Any) -> list[str]:
         steps_hit = int((non_finite > 0).sum())
         out.append(
             f"{count} rungs in {steps_hit} of {rungs.size} steps ({steps_hit / rungs.size:.1%}) "
-            "had a non-finite energy (nan or inf, counted as density zero). The target is "
-            "undefined or overflows where the chains go: check the energy's domain (transform "
-            "constrained parameters to the real line) and its overflow in the tails, or lower "
-            "step_size."
+            "met a non-finite energy (nan or inf) and were rejected as density zero: the "
+            "trajectory diverged, or left the target's domain. A few cost little; many waste "
+            "gradients and slow mixing: lower step_size (or raise warm-up's target_prob), and "
+            "check the energy's domain (transform constrained parameters to the real line) and "
+            "its overflow in the tails."
         )
     return out
 

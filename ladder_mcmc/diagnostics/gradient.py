@@ -24,7 +24,21 @@ GRADIENT_RTOL = 1e-3
 
 _BLOCK_ELEMENTS = 1 << 20  # floats per batch of finite-difference points, per energy call
 _STEP_FACTORS = (1.0, 0.1, 10.0, 0.01, 0.001)  # finite-difference steps tried, × the first
-_NOISE = 1e3 * np.finfo(float).eps  # relative rounding error allowed in one energy value
+_NOISE = 1e3 * np.finfo(float).eps  # relative rounding error allowed in one float64 energy
+# a float32 energy: ten of its epsilons, and no step below a tenth of the first, where
+# its rounding error would swamp any difference
+_NOISE_SINGLE, _STEP_FACTORS_SINGLE = 10.0, (1.0, 0.1, 10.0)
+
+
+def _epsilon(*values: Any) -> float:
+    """The machine epsilon of the least precise floating-point array among ``values``
+    (a float32 energy or gradient rounds some 10⁹ times more coarsely than float64)."""
+    eps = np.finfo(float).eps
+    for value in values:
+        dtype = np.asarray(value).dtype
+        if np.issubdtype(dtype, np.floating):
+            eps = max(eps, float(np.finfo(dtype).eps))
+    return eps
 
 
 def _gradient_sources(target: Any) -> list[tuple[str, Any]]:
@@ -47,12 +61,12 @@ def _energy_function(target: Any):
 
 
 def _central_differences(
-    energy, x: np.ndarray, h: np.ndarray, coords: np.ndarray
+    energy, x: np.ndarray, h: np.ndarray, coords: np.ndarray, noise: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(E(x + h_i e_i) − E(x − h_i e_i)) / (2 h_i)`` for coordinates ``coords`` of every point.
 
     Returns the differences (chains, len(coords)) and the rounding floor of each
-    (``_NOISE · max|E| / h``), in batches of points, one energy call per batch.
+    (``noise · max|E| / h``), in batches of points, one energy call per batch.
     """
     n, dim = x.shape
     per = max(1, _BLOCK_ELEMENTS // (2 * n * dim))
@@ -75,7 +89,7 @@ def _central_differences(
             raise _ShapeError(f"the energy returned shape {e.shape} for {2 * b * n} points")
         e = e.reshape(2, b, n)
         fd[:, lo : lo + b] = ((e[0] - e[1]) / width).T
-        floor[:, lo : lo + b] = (2 * _NOISE * np.maximum(np.abs(e[0]), np.abs(e[1])) / width).T
+        floor[:, lo : lo + b] = (2 * noise * np.maximum(np.abs(e[0]), np.abs(e[1])) / width).T
     return fd, floor
 
 
@@ -121,8 +135,12 @@ def _examine(target: Any, x: np.ndarray, every_point: bool = False) -> tuple[str
         return "unchecked", "the target has neither grad nor energy_and_grad"
     energy = _energy_function(target)
     with np.errstate(all="ignore"):
-        e0 = np.asarray(energy(x), dtype=float)
-        grads = [(label, np.asarray(fn(x), dtype=float)) for label, fn in sources]
+        raw = [energy(x)] + [fn(x) for _label, fn in sources]
+    eps = _epsilon(*raw)
+    e0 = np.asarray(raw[0], dtype=float)
+    grads = [
+        (label, np.asarray(g, dtype=float)) for (label, _), g in zip(sources, raw[1:], strict=True)
+    ]
     if e0.shape != (x.shape[0],):
         return "unchecked", f"the energy returned shape {e0.shape} for x of shape {x.shape}"
     for label, g in grads:
@@ -142,22 +160,25 @@ def _examine(target: Any, x: np.ndarray, every_point: bool = False) -> tuple[str
         return "unchecked", "the energy is not finite at any of the points"
     x = x[rows]
     grads = [(label, g[rows]) for label, g in grads]
-    h0 = np.finfo(float).eps ** (1 / 3) * np.maximum(np.abs(x), 1.0)  # per point and coordinate
+    h0 = eps ** (1 / 3) * np.maximum(np.abs(x), 1.0)  # per point and coordinate
+    double = eps <= np.finfo(float).eps
+    noise = _NOISE if double else _NOISE_SINGLE * eps
+    factors = _STEP_FACTORS if double else _STEP_FACTORS_SINGLE
     best = [np.full(x.shape, np.inf) for _ in grads]  # smallest error over the steps tried
     best_fd = [np.full(x.shape, np.nan) for _ in grads]  # the differences that gave it
     best_h = [np.full(x.shape, np.nan) for _ in grads]
     first_fd = np.full(x.shape, np.nan)  # with the first step (every coordinate), to report
     try:
         with np.errstate(all="ignore"):
-            for factor in _STEP_FACTORS:
+            for factor in factors:
                 pending = np.zeros(x.shape[1], dtype=bool)
                 for b in best:
                     pending |= (b > 1).any(axis=0)
                 coords = np.flatnonzero(pending)
                 if coords.size == 0:
                     break
-                fd, floor = _central_differences(energy, x, h0 * factor, coords)
-                if factor == _STEP_FACTORS[0]:
+                fd, floor = _central_differences(energy, x, h0 * factor, coords, noise)
+                if factor == factors[0]:
                     first_fd[:, coords] = fd
                 for k, (_label, g) in enumerate(grads):
                     err = _gradient_error(g[:, coords], fd, floor)
@@ -204,13 +225,16 @@ def check_gradient(target: Any, x: np.ndarray) -> None:
 
     For every point and coordinate ``i``,
     ``fd_i = (E(x + h_i e_i) − E(x − h_i e_i)) / (2 h_i)`` with
-    ``h_i = ε^{1/3} max(|x_i|, 1)`` (``ε`` the float64 machine epsilon): two
+    ``h_i = ε^{1/3} max(|x_i|, 1)`` (``ε`` the machine epsilon of the least precise
+    of the energy and gradient the target returns: float64's, or float32's): two
     energy evaluations per coordinate, batched. The gradient (``target.grad``
     and ``target.energy_and_grad``, whichever the target has) agrees where
-    ``|g_i − fd_i| ≤ 10⁻³ max(|g_i|, |fd_i|) + 10³ ε max|E(x ± h_i e_i)| / h_i``:
+    ``|g_i − fd_i| ≤ 10⁻³ max(|g_i|, |fd_i|) + 10³ ε max|E(x ± h_i e_i)| / h_i``
+    (``10 ε`` for a float32 target):
     a relative error with a floor at the differences' rounding error, so that
     the small components of an ill-conditioned target pass. Coordinates that
-    disagree are tried again with steps ``h_i × 0.1, 10, 0.01, 0.001`` (for
+    disagree are tried again with steps ``h_i × 0.1, 10, 0.01, 0.001`` (float32:
+    ``0.1, 10``; for
     curvature on a smaller scale than ``x``, or a noisy energy); any agreement
     passes. The energy differentiated is the one the leapfrog uses
     (``energy_and_grad``'s if the target has it, else ``energy``).

@@ -71,6 +71,9 @@ class Summary:
         Mean gradient evaluations per chain in the sampling phase.
     warmup_grad_evals : float or None
         The same for warm-up.
+    non_finite_rungs : int
+        Rungs whose energy was not finite (density zero, rejected), over all chains
+        and steps of the sampling phase.
     """
 
     names: list[str]
@@ -87,6 +90,7 @@ class Summary:
     fractions: dict
     grad_evals: float
     warmup_grad_evals: float | None = None
+    non_finite_rungs: int = 0
 
     @property
     def mcse(self) -> np.ndarray:
@@ -137,6 +141,10 @@ class Summary:
         if self.warmup_grad_evals is not None:
             cost += f" (+ {self.warmup_grad_evals:.0f} in warm-up)"
         lines.append(cost)
+        if self.non_finite_rungs:
+            lines.append(
+                f"non-finite energies: {self.non_finite_rungs} rungs (density zero, rejected)"
+            )
         return "\n".join(lines)
 
 
@@ -190,6 +198,7 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
         fractions=trace.transition_fractions(),
         grad_evals=float(np.mean(trace.grad_evals)),
         warmup_grad_evals=None if warm is None else float(np.mean(warm.grad_evals)),
+        non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
     )
 
 

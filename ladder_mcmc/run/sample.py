@@ -210,8 +210,13 @@ def sample(
         in its own step order: the same seed gives a bit-identical trace with
         or without checkpoints (any ``checkpoint_every``), with or without
         numba, and under any grouping of the chains over an executor (without
-        warm-up, which adapts on each group's chains). A ``Generator`` is used
-        once, to draw the root seed; ``ChainStreams`` gives the streams directly.
+        warm-up, which adapts on each group's chains) — provided the target
+        computes each chain's row on its own (elementwise numpy, ``einsum``; a
+        BLAS product ``@`` can round a row differently in a batch of another
+        size, and then the traces agree to rounding only). A ``Generator`` is
+        used once, to draw the root seed; ``ChainStreams`` gives the streams
+        directly. To continue a run from ``trace.final``, pass another seed:
+        the same one hands every chain the same numbers again.
     schedule : {"ragged", "synchronous"}
         ``"ragged"`` (default): every map call advances every chain by one rung
         (``ladder_mcmc.drivers.ragged``). ``"synchronous"``: all chains step together

@@ -343,3 +343,15 @@ def test_maps_without_a_gradient_are_not_checked():
     kernel = LookAhead(CycleShift(5), max_rungs=2, refresh=DirectionRefresh(0.2))
     trace = sample(kernel, np.zeros(4, dtype=np.int64), 50, seed=0)
     assert trace.n_steps == 50
+
+
+def test_a_correct_float32_target_passes_and_a_wrong_one_is_refused():
+    """A float32 energy rounds far more coarsely: the steps and the floor follow its epsilon."""
+    x0 = np.random.default_rng(0).normal(size=(4, 3))
+    energy = lambda x: 0.5 * (x.astype(np.float32) ** 2).sum(1)  # noqa: E731
+    good = FunctionTarget(energy, lambda x: x.astype(np.float32), dim=3)
+    check_gradient(good, x0)
+    sample(lahmc(good, 0.5, 5, 1.0), x0, 20, seed=0)
+    wrong = FunctionTarget(energy, lambda x: 2 * x.astype(np.float32), dim=3)
+    with pytest.raises(ValueError, match="disagrees"):
+        check_gradient(wrong, x0)
