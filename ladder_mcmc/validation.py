@@ -119,3 +119,11 @@ def attrs_validator(check, name: str | None = None):
         check(name or attr.name, value)
 
     return validate
+
+
+def boolean(name: str, value: Any) -> bool:
+    """``value`` as a bool, or ``ValueError`` unless it is ``True`` or ``False``
+    (a string such as ``"no"`` would otherwise count as true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

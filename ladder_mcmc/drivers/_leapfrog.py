@@ -68,9 +68,9 @@ if TYPE_CHECKING:
     from ladder_mcmc.run.recorder import Recorder
 
 #: with ``COMPILED = None``, runs of at least this many steps per chain use the
-#: compiled bookkeeping (importing numba and loading its cache costs about 0.7 s
-#: once per process, compiling about 5 s once per installation; the bookkeeping
-#: saves some tens of microseconds per iteration: benchmarks/results/overhead.md)
+#: compiled bookkeeping (importing numba and loading its cache is paid once per
+#: process, compiling once per installation; what each costs and saves:
+#: benchmarks/results/overhead.md)
 COMPILE_FROM_STEPS = 10_000
 
 

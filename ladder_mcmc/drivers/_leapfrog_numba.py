@@ -25,10 +25,10 @@ numba is an optional dependency (``pip install "ladder_mcmc[fast]"``), and this
 module is imported only when it is used: ``_leapfrog.run`` uses it for
 runs long enough to repay loading it (:func:`ladder_mcmc.drivers._leapfrog.compiled`;
 the environment variable ``LADDER_MCMC_NUMBA=1`` or ``0`` forces the choice). The
-first call ever compiles the loops (about 5 s; cached on disk afterwards, and
-then loaded in about 0.7 s per process, numba's import included). The
-measured gain is in ``benchmarks/results/overhead.md``; the draw-for-draw check against the
-generic driver is in ``tests/unit/drivers/test_ragged_leapfrog.py``.
+first call ever compiles the loops (cached on disk afterwards; loading the cache
+and numba is paid once per process). The costs and the measured gain are in
+``benchmarks/results/overhead.md``; the draw-for-draw check against the generic
+driver is in ``tests/unit/drivers/test_ragged_leapfrog.py``.
 """
 
 from __future__ import annotations

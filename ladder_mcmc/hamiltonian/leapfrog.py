@@ -110,6 +110,19 @@ class Leapfrog(ReversibleMap):
 
     plain_leapfrog: ClassVar[bool] = True
 
+    @metric.validator
+    def _check_metric(self, _attribute, value) -> None:
+        if not isinstance(value, KineticEnergy):
+            hint = (
+                " (for a mass matrix, Metric(inverse_mass))"
+                if isinstance(value, (np.ndarray, list, tuple))
+                else ""
+            )
+            raise ValueError(
+                "metric must be a kinetic energy (a Metric, a PowerKinetic, or any "
+                f"KineticEnergy){hint}, got {type(value).__name__}"
+            )
+
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         if "plain_leapfrog" not in vars(cls):

@@ -203,6 +203,11 @@ def check_rule(rule: Rule) -> None:
                 "map application from the previous rung or the starting state"
             )
         code = rule.outcomes[s]
+        if code < STAY:
+            raise ValueError(
+                f"rule {type(rule).__name__}: stage {s} has outcome {code}; an outcome is a "
+                "rung (≥ 1), FLIP (0) or STAY (-1)"
+            )
         if code > 0 and code != pos[s]:
             raise ValueError(
                 f"rule {type(rule).__name__}: stage {s} accepts rung {code} but computes "

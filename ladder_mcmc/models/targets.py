@@ -67,6 +67,15 @@ class FunctionTarget:
     grad: Callable[[np.ndarray], np.ndarray]
     dim: int | None = None
 
+    def __attrs_post_init__(self) -> None:
+        for name in ("energy", "grad"):
+            if not callable(getattr(self, name)):
+                raise ValueError(
+                    f"{name} must be a function of x (chains, dim), got {getattr(self, name)!r}"
+                )
+        if self.dim is not None:
+            object.__setattr__(self, "dim", positive_int("dim", self.dim))
+
 
 @attrs.frozen
 class IllConditionedGaussian:

@@ -35,7 +35,7 @@ from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder,
 from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.validation import boolean, in_open_closed, positive_finite, positive_int
 
 
 @attrs.define
@@ -150,6 +150,11 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
     draws = rec.draws
     if draws is not None and kept < rec.n_kept:
         draws = batch.tree_map(lambda leaf: leaf[:kept], draws)
+    if draws is None:  # no draw kept (interrupted early): empty, with the draws' shape
+        draws = batch.tree_map(
+            lambda leaf: np.empty((0,) + np.shape(leaf), np.asarray(leaf).dtype),
+            run.kernel.map.draw(run.ks.state),
+        )
     return Trace(
         states=draws,
         rungs=rec.rungs[:done],
@@ -312,6 +317,23 @@ def sample(
         raise ValueError(f"schedule must be 'ragged' or 'synchronous', got {schedule!r}")
     if not isinstance(kernel, Ladder):
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
+    checks = boolean("checks", checks)
+    adapt_mass = boolean("adapt_mass", adapt_mass)
+    dense_mass = boolean("dense_mass", dense_mass)
+    progress = boolean("progress", progress)
+    # warm-up's settings are checked even when warmup=0 (a typo must not pass silently)
+    target_prob = in_open_closed("target_prob", target_prob, 0.0, 1.0)
+    if target_prob >= 1:
+        raise ValueError(f"target_prob must be in (0, 1), got {target_prob!r}")
+    if trajectory_length is not None:
+        trajectory_length = positive_finite("trajectory_length", trajectory_length)
+    if n_groups is not None:
+        n_groups = positive_int("n_groups", n_groups)
+    if isinstance(seed, ChainStreams) and executor is not None:
+        raise ValueError(
+            "seed: a ChainStreams cannot be split over an executor's groups; pass the run's "
+            "seed (an int or a SeedSequence) and each group gets its chains' streams"
+        )
     if warmup != 0:
         positive_int("warmup", warmup)
         check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)

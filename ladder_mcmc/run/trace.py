@@ -91,8 +91,9 @@ class Trace:
         """Fraction of transitions to each target state: ``{"F": …, "L1": …, …}``.
 
         The paper's table 1 columns; ``"stay"`` is added for rules that can stay.
+        NaN for a trace without steps (interrupted before the first).
         """
-        total = self.rungs.size
+        total = self.rungs.size if self.rungs.size else np.nan
         counts = self.rung_counts
         out = {"F": counts[0] / total}
         out.update({f"L{a}": counts[a] / total for a in range(1, self.max_rung + 1)})

@@ -271,3 +271,40 @@ def test_a_partial_gaussian_blend_of_non_gaussian_momenta_is_refused():
     with pytest.raises(ValueError, match=r"MomentumRefresh\(beta=0.3\).*NormalizedMomentumRefresh"):
         MomentumRefresh(0.3, kin)
     assert MomentumRefresh(1.0, kin).beta == 1.0  # a full redraw from the kinetic energy's law
+
+
+def test_further_bad_settings_name_the_parameter():
+    """A mass matrix for a metric, a target without a dimension, a string for a flag, a
+    warm-up setting out of range without warm-up, an outcome code below STAY."""
+    import attrs as _attrs
+
+    from ladder_mcmc.ladder.rules import LookAheadRule as LookAhead4
+
+    t = IllConditionedGaussian(2)
+    with pytest.raises(ValueError, match="metric must be a kinetic energy.*Metric"):
+        Leapfrog(t, 0.4, 3, np.ones(2))
+    for dim in (-1, 0, 2.5, "3"):
+        with pytest.raises(ValueError, match="dim"):
+            FunctionTarget(lambda x: x.sum(1), lambda x: x, dim=dim)
+    with pytest.raises(ValueError, match="energy"):
+        FunctionTarget(3, lambda x: x, dim=2)
+    kernel = lahmc(t, 0.5, 5, 0.5)
+    x0 = np.zeros((2, 2))
+    for option, value in [
+        ("checks", "no"),
+        ("adapt_mass", "no"),
+        ("target_prob", 7),
+        ("trajectory_length", -1),
+        ("n_groups", -3),
+    ]:
+        with pytest.raises(ValueError, match=option):
+            sample(kernel, x0, 5, seed=0, **{option: value})
+
+    @_attrs.frozen
+    class BadOutcome(LookAhead4):
+        @property
+        def outcomes(self):
+            return (1, -2)
+
+    with pytest.raises(ValueError, match="outcome -2"):
+        Ladder(Leapfrog(t, 0.4, 3), BadOutcome(2))
