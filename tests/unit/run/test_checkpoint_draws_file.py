@@ -282,7 +282,7 @@ def test_a_checkpoint_before_the_first_kept_draw_resumes_into_the_file(tmp_path,
     )
     monkeypatch.setattr(checkpoint_module, "save", save)
     assert first.interrupted and first.n_steps == 10
-    assert first.states is None and not draws.exists()  # no draw kept yet, no file
+    assert first.states.shape == (0, 6, 3) and not draws.exists()  # no draw kept, no file
     rest = resume(ckpt, kernel())
     whole = sample(kernel(), X0, 30, seed=5, thin=15, checkpoint_every=10)
     assert_same(rest, whole)
