@@ -17,6 +17,7 @@ draws: :data:`COMPILED` and :data:`FAST_PATH`.
 
 from ladder_mcmc.drivers.contract import SCHEDULES, Driver, Schedule, driver_for
 from ladder_mcmc.drivers.ragged import run_ragged
+from ladder_mcmc.drivers.recording import StepRecorder
 from ladder_mcmc.drivers.streams import ChainRandom, ChainStreams, root_seed
 from ladder_mcmc.drivers.synchronous import run_synchronous
 
@@ -41,6 +42,7 @@ __all__ = [
     "ChainStreams",
     "Driver",
     "Schedule",
+    "StepRecorder",
     "driver_for",
     "root_seed",
     "run_ragged",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ladder_mcmc.run.recorder import Recorder
+    from ladder_mcmc.drivers.recording import StepRecorder
 
 #: rows of :attr:`IterationBuffer.block` (and of a compiled driver's per-chain state)
 START, NON_FINITE, STOP, DONE = 0, 1, 2, 3
@@ -49,7 +49,7 @@ class IterationBuffer:
 
     Parameters
     ----------
-    recorder : Recorder
+    recorder : StepRecorder
         Where the steps go.
     dim : int
         Length of a draw.
@@ -64,7 +64,7 @@ class IterationBuffer:
     """
 
     def __init__(
-        self, recorder: Recorder, dim: int, capacity: int = 64, direct: bool | None = None
+        self, recorder: StepRecorder, dim: int, capacity: int = 64, direct: bool | None = None
     ) -> None:
         self.recorder = recorder
         n = recorder.n_chains

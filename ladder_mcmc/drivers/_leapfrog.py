@@ -65,7 +65,7 @@ from ladder_mcmc.ladder.refresh import same_kinetic_energy
 from ladder_mcmc.models.targets import energy_and_grad
 
 if TYPE_CHECKING:
-    from ladder_mcmc.run.recorder import Recorder
+    from ladder_mcmc.drivers.recording import StepRecorder
 
 #: with ``COMPILED = None``, runs of at least this many steps per chain use the
 #: compiled bookkeeping (importing numba and loading its cache is paid once per
@@ -159,7 +159,7 @@ def declared(kernel: Ladder) -> tuple[Metric, int, tuple[Any, Metric] | None] | 
 def run(
     kernel: Ladder,
     ks: LadderState,
-    recorder: Recorder,
+    recorder: StepRecorder,
     streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,

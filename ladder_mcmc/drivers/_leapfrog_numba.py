@@ -52,7 +52,7 @@ from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 if TYPE_CHECKING:
-    from ladder_mcmc.run.recorder import Recorder
+    from ladder_mcmc.drivers.recording import StepRecorder
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -222,7 +222,7 @@ def _write(window: IterationBuffer) -> bool:
 def run(
     kernel: Ladder,
     ks: LadderState,
-    recorder: Recorder,
+    recorder: StepRecorder,
     streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,

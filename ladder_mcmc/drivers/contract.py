@@ -30,7 +30,7 @@ from ladder_mcmc.drivers.synchronous import run_synchronous
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 if TYPE_CHECKING:
-    from ladder_mcmc.run.recorder import Recorder
+    from ladder_mcmc.drivers.recording import StepRecorder
 
 Schedule = Literal["ragged", "synchronous"]
 SCHEDULES: tuple[str, ...] = ("ragged", "synchronous")
@@ -68,7 +68,7 @@ class Driver(Protocol):
         self,
         kernel: Ladder,
         ks: LadderState,
-        recorder: Recorder,
+        recorder: StepRecorder,
         streams: ChainStreams,
         on_progress: Callable[[int], None] | None = None,
         until: int | None = None,

@@ -36,7 +36,7 @@ from ladder_mcmc.ladder.kernel import Ladder, LadderState, quiet_log_density_of
 from ladder_mcmc.ladder.rules import FLIP, base_for
 
 if TYPE_CHECKING:
-    from ladder_mcmc.run.recorder import Recorder
+    from ladder_mcmc.drivers.recording import StepRecorder
 
 
 def _where(mask: np.ndarray, everyone: bool, a, b):
@@ -49,7 +49,7 @@ def _where(mask: np.ndarray, everyone: bool, a, b):
 def run_ragged(
     kernel: Ladder,
     ks: LadderState,
-    recorder: Recorder,
+    recorder: StepRecorder,
     streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,

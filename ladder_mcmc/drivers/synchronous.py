@@ -17,13 +17,13 @@ from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 if TYPE_CHECKING:
-    from ladder_mcmc.run.recorder import Recorder
+    from ladder_mcmc.drivers.recording import StepRecorder
 
 
 def run_synchronous(
     kernel: Ladder,
     ks: LadderState,
-    recorder: Recorder,
+    recorder: StepRecorder,
     streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,

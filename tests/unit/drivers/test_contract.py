@@ -90,3 +90,11 @@ def test_sample_runs_the_driver_driver_for_picks(monkeypatch):
     sample(GENERIC[0], WELL.sample(3, np.random.default_rng(0)), 10, seed=1, checks=False)
     assert chosen == [_leapfrog.run, run_ragged]
     assert contract.driver_for is driver_for
+
+
+def test_the_recorder_implements_the_interface_drivers_write_to():
+    from ladder_mcmc.drivers import StepRecorder
+    from ladder_mcmc.run.recorder import Recorder
+
+    assert isinstance(Recorder(10, 3, 2), StepRecorder)
+    assert not isinstance(object(), StepRecorder)
