@@ -64,6 +64,16 @@ def _symmetric_positive_definite(m: np.ndarray) -> np.ndarray:
     return sym
 
 
+def _canonical(m: np.ndarray | None) -> tuple[int | None, np.ndarray | None]:
+    """``(dim, M⁻¹)`` in its simplest form: ``M⁻¹`` None for the identity (``dim`` None
+    when unspecified), else a diagonal, else a dense matrix."""
+    if m is None:
+        return None, None
+    if m.ndim == 2 and np.array_equal(m, np.diag(np.diag(m))):
+        m = np.diag(m)
+    return m.shape[0], (None if m.ndim == 1 and np.all(m == 1) else m)
+
+
 @attrs.frozen(eq=False)
 class Metric:
     """Euclidean metric with inverse mass matrix ``M⁻¹``.
@@ -133,6 +143,19 @@ class Metric:
         if self._sqrt_mass is not None:
             return z * self._sqrt_mass
         return np.einsum("ij,kj->ik", z, self._chol_mass)  # z @ L.T, row by row
+
+    def same_law(self, other: object) -> bool:
+        """Whether ``other`` is a :class:`Metric` with the same ``M⁻¹``, however written:
+        the identity, a diagonal of ones and the identity matrix are one law, and so are a
+        diagonal and the dense matrix with that diagonal."""
+        if not isinstance(other, Metric):
+            return False
+        (dim_a, a), (dim_b, b) = _canonical(self.inverse_mass), _canonical(other.inverse_mass)
+        if dim_a is not None and dim_b is not None and dim_a != dim_b:
+            return False
+        if a is None or b is None:
+            return a is None and b is None
+        return a.shape == b.shape and bool(np.array_equal(a, b))
 
     def describe(self) -> dict:
         m = self.inverse_mass

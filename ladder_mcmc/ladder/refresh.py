@@ -128,15 +128,19 @@ class DirectionRefresh(Refresh):
 def same_kinetic_energy(a: Any, b: Any) -> bool:
     """Whether two kinetic energies are the same: one object, or equal ones of one class.
 
-    attrs classes (:class:`~ladder_mcmc.hamiltonian.metrics.Metric`,
-    :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`) are compared field by field, arrays by
-    shape and entries (``np.array_equal``: equal arrays count as equal); other
-    objects with ``==``.
+    A kinetic energy that declares ``same_law(other)`` decides itself (a
+    :class:`~ladder_mcmc.hamiltonian.metrics.Metric` knows that the identity, a
+    diagonal of ones and the identity matrix are one law). Other attrs classes
+    (:class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`) are compared field by
+    field, arrays by shape and entries (``np.array_equal``); other objects with ``==``.
     """
     if a is b:
         return True
     if type(a) is not type(b):
         return False
+    same_law = getattr(a, "same_law", None)
+    if callable(same_law):
+        return bool(same_law(b))
     if not attrs.has(type(a)):
         return bool(a == b)
     for field in attrs.fields(type(a)):

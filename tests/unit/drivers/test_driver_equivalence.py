@@ -236,7 +236,9 @@ def test_a_refresh_on_another_metric_is_refused_naming_both():
 def test_equal_kinetic_energies_in_separate_objects_agree():
     for make in KINETICS.values():
         assert same_kinetic_energy(make(), make())
-    assert not same_kinetic_energy(Metric(), Metric(np.ones(2)))
+    assert same_kinetic_energy(Metric(), Metric(np.ones(2)))  # one law, written two ways
+    assert same_kinetic_energy(Metric(np.ones(2)), Metric(np.eye(2)))
+    assert not same_kinetic_energy(Metric(np.ones(2)), Metric(np.full(2, 2.0)))
     assert not same_kinetic_energy(Metric(np.ones(2)), PowerKinetic(2.0, np.ones(2)))
     assert not same_kinetic_energy(PowerKinetic(1.5, np.ones(2)), PowerKinetic(2.0, np.ones(2)))
     assert not same_kinetic_energy(Metric(np.ones(2)), Metric(np.ones(3)))
@@ -265,3 +267,44 @@ def test_warmup_swaps_the_kinetic_energy_of_map_and_refresh_together(inverse_mas
     kernel = lahmc(GAUSS2, 0.5, 4, 0.3, inverse_mass=inverse_mass)
     trace = sample(kernel, np.zeros((4, 2)), 20, seed=0, warmup=40)
     assert np.isfinite(trace.positions).all()
+
+
+def test_one_law_written_three_ways_is_accepted_and_gives_the_generic_trace(monkeypatch):
+    """Identity, a diagonal of ones and the identity matrix are one Gaussian kinetic
+    energy: a refresh written one way on a map written another is accepted, and every
+    driver that takes it gives the generic trace; another law is still refused."""
+    from ladder_mcmc import (
+        Ladder,
+        Leapfrog,
+        LookAheadRule,
+        Metric,
+        MomentumRefresh,
+        drivers,
+        sample,
+    )
+    from ladder_mcmc.models import IllConditionedGaussian
+
+    target = IllConditionedGaussian(2, log_condition=1)
+    x0 = target.sample(5, np.random.default_rng(0))
+    forms = [Metric(), Metric(np.ones(2)), Metric(np.eye(2))]
+    for map_metric in forms:
+        for refresh_metric in forms:
+            kernel = Ladder(
+                Leapfrog(target, 0.5, 3, map_metric),
+                LookAheadRule(3),
+                MomentumRefresh(0.5, refresh_metric),
+            )
+            assert _leapfrog.applies_to(kernel)
+            fast = sample(kernel, x0, 15, seed=1, checks=False)
+            monkeypatch.setattr(drivers, "FAST_PATH", False)
+            generic = sample(kernel, x0, 15, seed=1, checks=False)
+            monkeypatch.undo()
+            np.testing.assert_array_equal(fast.positions, generic.positions)
+    diag = Metric(np.array([1.0, 4.0]))
+    Ladder(
+        Leapfrog(target, 0.5, 3, diag),
+        LookAheadRule(3),
+        MomentumRefresh(0.5, Metric(np.diag([1.0, 4.0]))),
+    )
+    with pytest.raises(ValueError, match="draws momenta for"):
+        Ladder(Leapfrog(target, 0.5, 3, diag), LookAheadRule(3), MomentumRefresh(0.5, Metric()))
