@@ -74,6 +74,8 @@ class Summary:
     non_finite_rungs : int
         Rungs whose energy was not finite (density zero, rejected), over all chains
         and steps of the sampling phase.
+    adapted : dict of str, or None
+        What warm-up adapted, name → value as printed (``trace.warmup.adapted``).
     """
 
     names: list[str]
@@ -91,6 +93,7 @@ class Summary:
     grad_evals: float
     warmup_grad_evals: float | None = None
     non_finite_rungs: int = 0
+    adapted: dict | None = None
 
     @property
     def mcse(self) -> np.ndarray:
@@ -141,6 +144,9 @@ class Summary:
         if self.warmup_grad_evals is not None:
             cost += f" (+ {self.warmup_grad_evals:.0f} in warm-up)"
         lines.append(cost)
+        if self.adapted:
+            values = ", ".join(f"{k} {v}" for k, v in self.adapted.items())
+            lines.append(f"adapted in warm-up: {values}")
         if self.non_finite_rungs:
             lines.append(
                 f"non-finite energies: {self.non_finite_rungs} rungs (density zero, rejected)"
@@ -199,7 +205,34 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
         grad_evals=float(np.mean(trace.grad_evals)),
         warmup_grad_evals=None if warm is None else float(np.mean(warm.grad_evals)),
         non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
+        adapted=None if warm is None else adapted_values(warm),
     )
+
+
+def adapted_values(warm) -> dict[str, str]:
+    """What a warm-up adapted (``warm.adapted``), name → value as :class:`Summary` prints it
+    (several groups of chains: the range over groups)."""
+
+    def show(value) -> str:
+        v = np.atleast_1d(np.asarray(value, dtype=float))
+        if v.size > 1 and v.min() != v.max():
+            return f"{v.min():.4g}–{v.max():.4g}"
+        return f"{v[0]:.4g}"
+
+    out: dict[str, str] = {}
+    for name in getattr(warm, "adapted", ()):
+        if name == "inverse_mass":
+            inv = warm.inverse_mass
+            out[name] = (
+                "dense"
+                if inv is not None and np.ndim(inv) >= 2 + (np.ndim(warm.step_size) > 0)
+                else "diagonal"
+            )
+        elif name == "n_leapfrog":
+            out[name] = f"{show(warm.n_leapfrog)} (εM {show(warm.trajectory_length)})"
+        else:
+            out[name] = show(getattr(warm, name))
+    return out
 
 
 def to_inference_data(trace, names: Sequence[str] | None = None):

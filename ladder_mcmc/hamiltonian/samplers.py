@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, StepSizeJitter
+from ladder_mcmc.hamiltonian.jittered_length import JitteredLengthLeapfrog, LengthJitter
 from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog
 from ladder_mcmc.hamiltonian.lifted import LiftedLeapfrog, LiftedQuantileRefresh
@@ -25,38 +26,61 @@ from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.ladder.rules import LookAheadRule
 from ladder_mcmc.models.targets import Target
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.validation import positive_finite, positive_int
+
+#: the starting values of what :func:`lahmc` and :func:`hmc` are not given (warm-up
+#: adapts them; ``sample(..., warmup=0)`` runs them as they are, with a warning)
+STARTING_VALUES = {"step_size": 1.0, "n_leapfrog": 1, "beta": 1.0}
 
 
 def lahmc(
     target: Target,
-    step_size: float,
-    n_leapfrog: int,
-    beta: float,
+    step_size: float | None = None,
+    n_leapfrog: int | None = None,
+    beta: float | None = None,
     look_ahead: int = 4,
     inverse_mass: np.ndarray | None = None,
     jitter: float = 0.0,
+    length_jitter: float | None = None,
 ) -> Ladder:
     """Look-Ahead HMC (paper, section 4): leapfrog ladder, look-ahead rule, momentum refresh.
+
+    Every tuning argument is optional: what is left unset (None) is adapted by the
+    warm-up :func:`~ladder_mcmc.sample` runs by default (``docs/sampling.md``), and what
+    is given is kept as given. The kernel records which is which in
+    :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`.
 
     Parameters
     ----------
     target : Target
         Energy and gradient.
-    step_size : float
-        Leapfrog step ``ε``.
-    n_leapfrog : int
-        Leapfrog steps per rung ``M``.
-    beta : float in (0, 1]
-        Momentum refresh ``β`` (1 = full refresh).
+    step_size : float, optional
+        Leapfrog step ``ε`` (adapted: dual averaging of the first-rung probability).
+    n_leapfrog : int, optional
+        Leapfrog steps per rung ``M``; with ``length_jitter``, the centre of each step's
+        jittered length (adapted: a ChEES criterion on the chains' covariance).
+    beta : float in (0, 1], optional
+        Momentum refresh ``β`` per step, 1 = full refresh (adapted: MEADS's damping).
     look_ahead : int
-        ``K``, the most rungs tried before a momentum flip (paper: 4).
+        ``K``, the most rungs tried before a momentum flip (default 4:
+        ``benchmarks/results/tuning_free.md``).
     inverse_mass : array, optional
-        Diagonal (vector) or dense inverse mass matrix; identity if omitted.
+        Diagonal (vector) or dense inverse mass matrix (adapted: the chains' variances).
     jitter : float in [0, 1)
         ``j > 0``: each chain's step is ``ε s`` with ``s`` drawn uniformly on
-        ``[1 − j, 1 + j]`` afresh every step (:mod:`ladder_mcmc.hamiltonian.jitter`), which breaks
-        the resonances of a fixed trajectory length; ``0`` (default): the fixed ``ε``.
+        ``[1 − j, 1 + j]`` afresh every step (:mod:`ladder_mcmc.hamiltonian.jitter`),
+        with a fixed ``M``. ``0`` (default): no step-size jitter.
+    length_jitter : float in [0, 1], optional
+        ``j > 0``: each chain draws its number of leapfrog steps afresh every step,
+        uniformly on ``M − w … M + w``, ``w = ⌊j (M − 1)⌋``
+        (:mod:`ladder_mcmc.hamiltonian.jittered_length`), which breaks the resonances of
+        a fixed trajectory length. ``0``: every rung has ``M`` steps. Default: 1 without
+        a step-size ``jitter``, else 0 (the two do not combine).
+
+    Raises
+    ------
+    ValueError
+        A value out of its range, or both ``jitter`` and ``length_jitter`` above 0.
 
     Examples
     --------
@@ -64,38 +88,70 @@ def lahmc(
     >>> from ladder_mcmc import lahmc, sample
     >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> target = IllConditionedGaussian(2)
-    >>> kernel = lahmc(target, step_size=1.0, n_leapfrog=10, beta=0.1)
-    >>> trace = sample(kernel, target.sample(20, np.random.default_rng(0)), 50, seed=1)
+    >>> kernel = lahmc(target)
+    >>> sorted(kernel.adapt)
+    ['beta', 'inverse_mass', 'n_leapfrog', 'step_size']
+    >>> trace = sample(kernel, target.sample(4, np.random.default_rng(0)), 200, seed=1, warmup=200)
     >>> trace.positions.shape
-    (50, 20, 2)
+    (200, 4, 2)
     """
     positive_int("look_ahead", look_ahead)
-    positive_int("n_leapfrog", n_leapfrog)
+    given = {"step_size": step_size, "n_leapfrog": n_leapfrog, "beta": beta}
+    adapt = {name for name, value in given.items() if value is None}
+    if inverse_mass is None:
+        adapt.add("inverse_mass")
+    values = {name: STARTING_VALUES[name] if v is None else v for name, v in given.items()}
+    step_size = positive_finite("step_size", values["step_size"])
+    m = positive_int("n_leapfrog", values["n_leapfrog"])
+    if not isinstance(jitter, (int, float, np.integer, np.floating)) or not 0 <= jitter < 1:
+        raise ValueError(f"jitter must be a number in [0, 1), got {jitter!r}")
+    if length_jitter is None:
+        length_jitter = 1.0 if jitter == 0 else 0.0
+    if not isinstance(length_jitter, (int, float, np.integer, np.floating)) or not (
+        0 <= length_jitter <= 1
+    ):
+        raise ValueError(f"length_jitter must be a number in [0, 1], got {length_jitter!r}")
+    if jitter > 0 and length_jitter > 0:
+        raise ValueError(
+            f"jitter={jitter!r} and length_jitter={length_jitter!r}: a step-size jitter and a "
+            "length jitter do not combine; pass one of them as 0"
+        )
     metric = Metric(inverse_mass)
-    map_cls: type[Leapfrog] = Leapfrog
-    refresh: Refresh = MomentumRefresh(beta, metric)
-    if jitter != 0:
-        map_cls, refresh = JitteredLeapfrog, refresh + StepSizeJitter(jitter)
-    return Ladder(
-        map_cls(target, step_size, n_leapfrog, metric), LookAheadRule(look_ahead), refresh
-    )
+    refresh: Refresh = MomentumRefresh(values["beta"], metric)
+    if jitter > 0:
+        leapfrog: Leapfrog = JitteredLeapfrog(target, step_size, m, metric)
+        refresh = refresh + StepSizeJitter(jitter)
+    elif length_jitter > 0:
+        leapfrog = JitteredLengthLeapfrog(target, step_size, m, metric)
+        refresh = refresh + LengthJitter(m, length_jitter)
+    else:
+        leapfrog = Leapfrog(target, step_size, m, metric)
+    return Ladder(leapfrog, LookAheadRule(look_ahead), refresh, adapt=frozenset(adapt))
 
 
 def hmc(
     target: Target,
-    step_size: float,
-    n_leapfrog: int,
-    beta: float,
+    step_size: float | None = None,
+    n_leapfrog: int | None = None,
+    beta: float | None = None,
     inverse_mass: np.ndarray | None = None,
     jitter: float = 0.0,
+    length_jitter: float | None = None,
 ) -> Ladder:
     """Standard (persistent when ``β < 1``) HMC: :func:`lahmc` with ``look_ahead = 1``.
 
-    A momentum flip on rejection, then the partial refresh (paper, section 3.4);
-    ``jitter`` as for :func:`lahmc`.
+    A momentum flip on rejection, then the partial refresh (paper, section 3.4); every
+    other argument as for :func:`lahmc` (unset ones adapted in warm-up).
     """
     return lahmc(
-        target, step_size, n_leapfrog, beta, look_ahead=1, inverse_mass=inverse_mass, jitter=jitter
+        target,
+        step_size,
+        n_leapfrog,
+        beta,
+        look_ahead=1,
+        inverse_mass=inverse_mass,
+        jitter=jitter,
+        length_jitter=length_jitter,
     )
 
 

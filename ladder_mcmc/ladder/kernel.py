@@ -105,6 +105,14 @@ def density_ratio(log_p: np.ndarray, log_p0: np.ndarray) -> np.ndarray:
         return np.exp(log_p - log_p0)
 
 
+def _as_names(value: object) -> frozenset[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):  # type: ignore[union-attr]
+        raise ValueError(f"adapt must be a set of parameter names or None, got {value!r}")
+    return frozenset(value)  # type: ignore[arg-type]
+
+
 @attrs.frozen(eq=False)
 class Ladder:
     """A ladder kernel: a map, a rule, and an optional refresh.
@@ -119,6 +127,12 @@ class Ladder:
         Applied after every ladder step: an instance (e.g. ``MomentumRefresh(0.1)``),
         or None for no refresh. Its declared kinetic energies must be the map's
         (``Refresh.kinetic_energies``, ``map.kinetic_energy``).
+    adapt : frozenset of str, optional (keyword)
+        The parameters a warm-up may change, by name (e.g. ``"step_size"``,
+        ``"inverse_mass"``, ``"n_leapfrog"``, ``"beta"``): what the user left unset
+        in :func:`~ladder_mcmc.lahmc` and its kin, which fill it in. The ladder
+        itself never reads it (``ladder_mcmc.run.adaptation`` does). ``None``
+        (a kernel put together by hand): nothing unless a warm-up is asked for.
 
     Raises
     ------
@@ -147,6 +161,11 @@ class Ladder:
     map: ReversibleMap
     rule: Rule
     refresh: Refresh | None = None
+    # what warm-up may change; not a parameter of the transition, so left out of
+    # checkpoint fingerprints (run.checkpoint) and of descriptions when None
+    adapt: frozenset[str] | None = attrs.field(
+        default=None, kw_only=True, converter=_as_names, metadata={"fingerprint": False}
+    )
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.map, ReversibleMap):
@@ -296,6 +315,7 @@ class Ladder:
                 **self.map.describe(),
                 **self.rule.describe(),
                 "refresh": None if self.refresh is None else self.refresh.describe(),
+                **({} if self.adapt is None else {"adapt": sorted(self.adapt)}),
             }
         )
 

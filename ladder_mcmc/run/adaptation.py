@@ -1,205 +1,72 @@
-"""Warm-up adaptation for HMC-family ladder kernels, in the manner of Stan.
+"""Warm-up: adapt what the user left unset, on the run's own driver.
 
-* **Step size** by dual averaging (Nesterov 2009; Hoffman & Gelman 2014, §3.2)
-  of the statistic ``C_0`` — the probability of taking the first rung ``L ζ``
-  (HMC's acceptance probability) — towards a target (default 0.8).
-* **Mass matrix** from windowed estimates of the positions' variance (diagonal)
-  or covariance (dense), pooled over chains, regularised towards ``10⁻³ I`` as
-  Stan does, over slow windows that double in length between a fast initial
-  and a fast terminal buffer (Stan reference manual, "HMC algorithm parameters").
+What is adapted is the kernel's :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt` (what
+:func:`~ladder_mcmc.lahmc` and its kin were not given); for a kernel put together by
+hand, the step size and the mass matrix, from the values it holds.
 
-Warm-up runs the synchronous step (one shared step size moves after every
-step); its draws are discarded and its gradient evaluations reported apart.
+* **Step size** ``ε``: a first guess (:func:`~ladder_mcmc.run.step_size.initial_step_size`),
+  then dual averaging of the probability of taking the first rung towards
+  ``target_prob`` (:class:`~ladder_mcmc.run.step_size.DualAveraging`).
+* **Mass matrix**: the positions' variance (diagonal) or covariance (dense) over slow
+  windows pooled over chains, regularised towards ``10⁻³ I``; the windows double in
+  length between a fast initial and a fast terminal buffer (Stan's schedule,
+  :func:`stan_windows`).
+* **Leapfrog steps per rung** ``M`` and **refresh** ``β``: at the end of each window,
+  from the spectrum of the window's covariance in the coordinates of unit mass
+  (:mod:`ladder_mcmc.run.trajectory`: a ChEES criterion and MEADS's damping); ``M``
+  follows ``ε`` between windows so that the trajectory length ``εM`` stays put.
+
+The chains run in short blocks on the driver :func:`~ladder_mcmc.drivers.contract.driver_for`
+picks (the leapfrog fast path for ``lahmc``), each chain on its own random stream;
+the statistics are read from the blocks' records. Warm-up draws are dropped; what was
+adapted and what it cost is a :class:`WarmupResult` (``docs/sampling.md``).
 """
 
 from __future__ import annotations
 
 import math
+import time
+import warnings
 
 import attrs
 import numpy as np
 
+from ladder_mcmc.diagnostics.checks import SamplingWarning
+from ladder_mcmc.drivers.contract import driver_for
+from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
-from ladder_mcmc.ladder.refresh import ComposedRefresh, Refresh
+from ladder_mcmc.run.kernel_parameters import (
+    ADAPTABLE,
+    apply_warmup,
+    check_adaptable,
+    check_mass_adaptation,
+    current_beta,
+    length_jitter,
+    with_hmc_parameters,
+)
 from ladder_mcmc.run.progress import Progress
-from ladder_mcmc.validation import positive_finite, positive_int, probability
+from ladder_mcmc.run.recorder import Recorder
+from ladder_mcmc.run.step_size import MIN_STEP_SIZE, DualAveraging, initial_step_size
+from ladder_mcmc.run.trajectory import (
+    MAX_N_LEAPFROG,
+    chees_n_leapfrog,
+    meads_beta,
+    whitened_eigenvalues,
+)
+from ladder_mcmc.run.warmup_result import GroupedWarmup, WarmupResult
+from ladder_mcmc.validation import positive_finite, positive_int
 
-
-@attrs.frozen(eq=False)
-class WarmupResult:
-    """What warm-up found and what it cost.
-
-    Attributes
-    ----------
-    step_size : float
-        Adapted leapfrog step ``ε``.
-    inverse_mass : array or None
-        Adapted inverse mass matrix (vector: diagonal; matrix: dense).
-    grad_evals : int array (chains,)
-        Gradient evaluations spent in warm-up, per chain.
-    n_steps : int
-        Warm-up steps.
-    first_stage_prob : float
-        Mean ``C_0`` over the last quarter of warm-up (at the adapted values it
-        is close to the target).
-    n_leapfrog : int
-        Leapfrog steps per rung after warm-up (changed only when warm-up was
-        given a ``trajectory_length``).
-    """
-
-    step_size: float
-    inverse_mass: np.ndarray | None
-    grad_evals: np.ndarray
-    n_steps: int
-    first_stage_prob: float
-    n_leapfrog: int
-
-
-@attrs.frozen(eq=False)
-class GroupedWarmup:
-    """Warm-up of chains run in groups (``sample(..., executor=..., warmup=W)``).
-
-    Each group adapted its own kernel from its own chains. The attributes are
-    :class:`WarmupResult`'s, with one entry per group where groups differ.
-
-    Attributes
-    ----------
-    groups : tuple of WarmupResult
-        Each group's warm-up, in the order of the chains.
-    step_size : float array (groups,)
-    inverse_mass : array (groups, dim) or (groups, dim, dim), or None
-    grad_evals : int array (chains,)
-        Gradient evaluations spent in warm-up, per chain (as in :class:`WarmupResult`).
-    n_steps : int
-        Warm-up steps (the same in every group).
-    first_stage_prob : float array (groups,)
-    n_leapfrog : int array (groups,)
-    group_of_chain : int array (chains,)
-        The group of each chain: ``step_size[group_of_chain]`` is each chain's step.
-    """
-
-    groups: tuple[WarmupResult, ...]
-
-    @property
-    def step_size(self) -> np.ndarray:
-        return np.array([g.step_size for g in self.groups], dtype=float)
-
-    @property
-    def inverse_mass(self) -> np.ndarray | None:
-        masses = [g.inverse_mass for g in self.groups]
-        return None if any(m is None for m in masses) else np.stack(masses)
-
-    @property
-    def grad_evals(self) -> np.ndarray:
-        return np.concatenate([g.grad_evals for g in self.groups])
-
-    @property
-    def n_steps(self) -> int:
-        return int(self.groups[0].n_steps)
-
-    @property
-    def first_stage_prob(self) -> np.ndarray:
-        return np.array([g.first_stage_prob for g in self.groups], dtype=float)
-
-    @property
-    def n_leapfrog(self) -> np.ndarray:
-        return np.array([g.n_leapfrog for g in self.groups], dtype=np.int64)
-
-    @property
-    def group_of_chain(self) -> np.ndarray:
-        sizes = [len(g.grad_evals) for g in self.groups]
-        return np.repeat(np.arange(len(sizes)), sizes)
-
-
-def with_hmc_parameters(
-    kernel: Ladder,
-    step_size: float | None = None,
-    metric: Metric | None = None,
-    n_steps: int | None = None,
-) -> Ladder:
-    """The same kernel with a new leapfrog step size, metric (map and refresh) or step count.
-
-    A ``metric`` given as a :class:`Metric` is applied to a map whose kinetic
-    energy is of another family (e.g. :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`)
-    through that energy's ``with_inverse_mass``, so the family is kept; a
-    refresh with a ``kinetic`` field (e.g.
-    :class:`~ladder_mcmc.hamiltonian.momentum.NormalizedMomentumRefresh`) follows the map.
-    """
-    if not (hasattr(kernel.map, "step_size") and hasattr(kernel.map, "metric")):
-        raise ValueError(
-            "warm-up adaptation needs a leapfrog-like map with step_size and metric; "
-            f"got {type(kernel.map).__name__}"
-        )
-    current = kernel.map.metric
-    if metric is not None and not isinstance(current, Metric):
-        rescale = getattr(current, "with_inverse_mass", None)
-        if rescale is None:
-            raise ValueError(
-                f"cannot adapt the mass of a {type(current).__name__} kinetic energy "
-                "(it has no with_inverse_mass)"
-            )
-        metric = rescale(metric.inverse_mass)
-    changes = {}
-    if step_size is not None:
-        changes["step_size"] = float(step_size)
-    if metric is not None:
-        changes["metric"] = metric
-    if n_steps is not None:
-        changes["n_steps"] = int(n_steps)
-    new_map = attrs.evolve(kernel.map, **changes)
-
-    def update(refresh: Refresh | None) -> Refresh | None:
-        if metric is None or refresh is None:
-            return refresh
-        if isinstance(refresh, MomentumRefresh):
-            return attrs.evolve(refresh, metric=metric)
-        if attrs.has(type(refresh)) and "kinetic" in attrs.fields_dict(type(refresh)):
-            return attrs.evolve(refresh, kinetic=metric)
-        if isinstance(refresh, ComposedRefresh):
-            return ComposedRefresh(tuple(update(p) for p in refresh.parts))
-        return refresh
-
-    return attrs.evolve(kernel, map=new_map, refresh=update(kernel.refresh))
-
-
-@attrs.define
-class DualAveraging:
-    """Dual averaging of ``log ε`` (Hoffman & Gelman 2014, algorithm 5)."""
-
-    step_size: float
-    target: float = 0.8
-    gamma: float = 0.05
-    t0: float = 10.0
-    kappa: float = 0.75
-    mu: float = attrs.field(init=False)
-    t: int = attrs.field(init=False, default=0)
-    h_bar: float = attrs.field(init=False, default=0.0)
-    log_eps: float = attrs.field(init=False)
-    log_eps_bar: float = attrs.field(init=False, default=0.0)
-
-    def __attrs_post_init__(self) -> None:
-        self.restart(self.step_size)
-
-    def restart(self, step_size: float) -> None:
-        self.mu = math.log(10 * step_size)
-        self.t, self.h_bar = 0, 0.0
-        self.log_eps, self.log_eps_bar = math.log(step_size), math.log(step_size)
-
-    def update(self, statistic: float) -> float:
-        """Feed one mean acceptance statistic; returns the next step size."""
-        self.t += 1
-        eta = 1.0 / (self.t + self.t0)
-        self.h_bar = (1 - eta) * self.h_bar + eta * (self.target - statistic)
-        self.log_eps = self.mu - math.sqrt(self.t) / self.gamma * self.h_bar
-        w = self.t ** (-self.kappa)
-        self.log_eps_bar = w * self.log_eps + (1 - w) * self.log_eps_bar
-        return math.exp(self.log_eps)
-
-    @property
-    def final(self) -> float:
-        return math.exp(self.log_eps_bar)
+#: a warm-up that adapts the mass, the length or β needs a slow window between its
+#: two buffers: Stan's schedule has one from this many steps on
+MIN_WINDOWED_WARMUP = 20
+#: steps per block (at least; each block is one driver call) times chains
+BLOCK_CHAIN_STEPS = 16
+#: the most leapfrog steps per rung during warm-up: before the mass fits, a window's
+#: covariance may hold the chains' way in from their starts, which asks for a tiny
+#: step, and the length ``εM`` a well-fitted mass would want would then cost
+#: thousands of gradients per rung (the final ``M`` is not capped by this)
+MAX_WARMUP_N_LEAPFROG = 64
 
 
 def stan_windows(n_warmup: int) -> tuple[int, int, list[int]]:
@@ -230,85 +97,127 @@ def regularised_covariance(x: np.ndarray, dense: bool) -> np.ndarray:
     return (n / (n + 5.0)) * x.var(axis=0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
 
 
-def check_mass_adaptation(kernel: Ladder, warmup: int, adapt_mass: bool, dense: bool) -> None:
-    """Refuse, before any work, a warm-up whose mass matrix the kernel's kinetic energy
-    cannot take: ``dense`` for a family with a diagonal inverse mass only (e.g.
-    :class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`, :func:`~ladder_mcmc.lifted_lahmc`), or
-    any mass for a family that cannot be rescaled.
+def to_adapt(kernel: Ladder, adapt_mass: bool, trajectory_length: float | None) -> list[str]:
+    """What a warm-up of ``kernel`` adapts, in :data:`ADAPTABLE`'s order."""
+    names = set(kernel.adapt) if kernel.adapt is not None else {"step_size", "inverse_mass"}
+    if not adapt_mass:
+        names.discard("inverse_mass")
+    if trajectory_length is not None:
+        names.discard("n_leapfrog")  # M follows ε for the given length instead
+    if current_beta(kernel) is None:
+        names.discard("beta")
+    return [name for name in ADAPTABLE if name in names]
 
-    Raises
-    ------
-    ValueError
-        Naming ``dense_mass`` (or ``adapt_mass``) and the kinetic energy.
-    """
-    metric = getattr(kernel.map, "metric", None)
-    if not warmup or not adapt_mass or metric is None or isinstance(metric, Metric):
-        return  # nothing adapted, or the Gaussian metric (any mass); the map is checked later
-    name = type(metric).__name__
-    rescale = getattr(metric, "with_inverse_mass", None)
-    if rescale is None:
+
+def check_warmup_length(n_warmup: int, adapted: list[str]) -> None:
+    """Refuse a warm-up too short for the windows its adapted quantities need."""
+    windowed = [n for n in adapted if n in ("inverse_mass", "n_leapfrog", "beta")]
+    if windowed and n_warmup < MIN_WINDOWED_WARMUP:
         raise ValueError(
-            f"adapt_mass=True: the {name} kinetic energy cannot take an adapted mass "
-            "(it has no with_inverse_mass); pass adapt_mass=False"
+            f"warmup={n_warmup} is too short to adapt {', '.join(windowed)}: it needs at "
+            f"least {MIN_WINDOWED_WARMUP} steps (a slow window between two buffers; 1000 is "
+            "the default); pass a longer warmup, or give these values to the kernel"
         )
-    if dense:
-        dim = getattr(metric, "dim", None) or 1
-        try:
-            rescale(np.eye(int(dim)))
-        except ValueError:
-            raise ValueError(
-                f"dense_mass=True: the {name} kinetic energy takes only a diagonal inverse "
-                "mass; pass dense_mass=False (or adapt_mass=False)"
-            ) from None
 
 
-def _redraw_momentum(kernel: Ladder, ks: LadderState, rng: np.random.Generator) -> LadderState:
+def dual_averaging_gain(n_chains: int) -> float:
+    """Dual averaging's ``γ`` for a statistic averaged over ``n_chains`` indicators.
+
+    The iterate ``log ε`` carries the statistic's noise times ``1/γ``. Stan's
+    ``γ = 0.05`` suits NUTS's statistic, an average over a whole trajectory; here
+    each step gives the fraction of ``n_chains`` chains that took the first rung,
+    whose standard deviation is about ``0.4/√n_chains``. ``γ = 0.8/√n_chains``
+    (at least 0.05) keeps the iterate's noise near ``e^{±0.5}`` for any number of
+    chains.
+    """
+    return max(0.05, 0.8 / math.sqrt(n_chains))
+
+
+def _redraw_momentum(kernel: Ladder, ks: LadderState, rng) -> LadderState:
     """Fresh momenta from the (new) metric; warm-up need not keep the old ones."""
     state = ks.state
-    v = kernel.map.metric.sample_momentum(rng, state.v.shape)
-    state = attrs.evolve(state, v=v)
+    state = attrs.evolve(state, v=kernel.map.metric.sample_momentum(rng, state.v.shape))
     lp, _ = log_density_of(kernel.map, state)
     return attrs.evolve(ks, state=state, log_density=lp)
+
+
+@attrs.define
+class _Adapter:
+    """The quantities being adapted and their current values."""
+
+    adapted: list[str]
+    jitter: float
+    target_prob: float
+    trajectory_length: float | None  # given by the user: M = round(T / ε)
+    dual: DualAveraging | None = None
+    eigenvalues: np.ndarray = attrs.field(factory=lambda: np.ones(1))
+    time: float | None = None  # εM being kept while ε moves
+
+    def length_for(self, eps: float, cap: int = MAX_WARMUP_N_LEAPFROG) -> int | None:
+        """``M`` for the step ``eps``: the given or adapted length over ``eps``."""
+        if self.trajectory_length is not None:
+            m = round(self.trajectory_length / eps)
+        elif "n_leapfrog" not in self.adapted:
+            return None
+        elif self.time is None:
+            m = chees_n_leapfrog(self.eigenvalues, eps, self.jitter)
+        else:
+            m = round(self.time / eps)
+        return int(min(max(1, m), cap))
+
+    def refit(self, kernel: Ladder, final: bool = False) -> Ladder:
+        """Length and β for the current ε and eigenvalues: at a window's end, and
+        (``final``) at the end of warm-up, where ``M`` may exceed
+        :data:`MAX_WARMUP_N_LEAPFROG` and ``β`` leaves 1 for MEADS's value."""
+        cap = MAX_N_LEAPFROG if final else MAX_WARMUP_N_LEAPFROG
+        eps = float(kernel.map.step_size)
+        m = None
+        if "n_leapfrog" in self.adapted:
+            m = chees_n_leapfrog(self.eigenvalues, eps, self.jitter, cap)
+            self.time = eps * m
+        elif self.trajectory_length is not None:
+            m = self.length_for(eps, cap)
+        beta = None
+        if "beta" in self.adapted:  # a full refresh until the end of warm-up
+            n = m if m is not None else int(kernel.map.n_steps)
+            beta = meads_beta(float(self.eigenvalues[0]), eps, n) if final else 1.0
+        return with_hmc_parameters(kernel, n_steps=m, beta=beta)
 
 
 def warmup(
     kernel: Ladder,
     ks: LadderState,
     n_warmup: int,
-    rng: np.random.Generator,
+    streams: ChainStreams | int | np.random.Generator | None,
     *,
+    schedule: str = "ragged",
     target_prob: float = 0.8,
     adapt_mass: bool = True,
     dense: bool = False,
     trajectory_length: float | None = None,
     progress: bool = False,
 ) -> tuple[Ladder, LadderState, WarmupResult]:
-    """Adapt the step size (and mass matrix) of an HMC-family kernel.
+    """Adapt an HMC-family kernel's unset parameters (see the module's docstring).
 
     Parameters
     ----------
     kernel : Ladder
-        A kernel whose map has ``step_size`` and ``metric`` (e.g. ``lahmc``).
+        A kernel whose map has ``step_size`` and ``metric`` (e.g. ``lahmc(target)``).
     ks : LadderState
         Starting kernel state.
     n_warmup : int
-        Warm-up steps (Stan's default schedule for ``n_warmup ≥ 150``).
-    rng : numpy.random.Generator
-        Random stream.
+        Warm-up steps (Stan's schedule of windows; at least :data:`MIN_WINDOWED_WARMUP`
+        when a mass, a length or ``β`` is adapted).
+    streams : ChainStreams, or a seed or Generator for :meth:`ChainStreams.for_chains`
+        The chains' random streams.
+    schedule : {"ragged", "synchronous"}
+        The driver's schedule.
     target_prob : float in (0, 1)
         Target mean probability of taking the first rung.
-    adapt_mass : bool
-        Estimate the inverse mass matrix from slow windows.
-    dense : bool
-        Dense instead of diagonal inverse mass matrix.
+    adapt_mass, dense : bool
+        Adapt a (``dense``: dense) inverse mass matrix, if the kernel leaves it unset.
     trajectory_length : float, optional
-        If given, ``T``: the number of leapfrog steps per rung is set to
-        ``max(1, round(T / ε))`` at the end of every slow window and of warm-up,
-        so that one rung integrates for about ``T`` time units in the adapted
-        metric. ``π/2`` (a quarter period of a unit-variance Gaussian, which the
-        adapted metric approximates) decorrelates both ``x`` and ``x²`` and
-        avoids the half-period trap ``ε M ≈ π`` where ``x → −x`` and ``x²``
-        never moves (``benchmarks/results/against_nuts.md``). By default ``M`` is kept.
+        ``T``: instead of adapting ``M``, keep ``M = max(1, round(T / ε))``.
     progress : bool
         Progress bar on stderr.
 
@@ -316,57 +225,139 @@ def warmup(
     -------
     kernel, ks, WarmupResult
         The adapted kernel, its state after warm-up, and the warm-up record.
+
+    Warns
+    -----
+    SamplingWarning
+        If the warm-up ends with most steps flipping or a step size below ``10⁻¹⁰``.
     """
+    started = time.perf_counter()
     n_warmup = positive_int("warmup", n_warmup)
-    probability("target_prob", target_prob)
-    if not 0 < target_prob < 1:
-        raise ValueError(f"target_prob must be in (0, 1), got {target_prob!r}")
-    kernel = with_hmc_parameters(kernel)  # validates the map
-    check_mass_adaptation(kernel, n_warmup, adapt_mass, dense)
+    check_adaptable(kernel)
     if trajectory_length is not None:
         trajectory_length = positive_finite("trajectory_length", trajectory_length)
-
-    def fit_length(kernel: Ladder) -> Ladder:
-        if trajectory_length is None:
-            return kernel
-        m = max(1, round(trajectory_length / float(kernel.map.step_size)))
-        return with_hmc_parameters(kernel, n_steps=m)
-
-    init, _term, ends = stan_windows(n_warmup) if adapt_mass else (n_warmup, 0, [])
-    da = DualAveraging(float(kernel.map.step_size), target=target_prob)
-    grad_evals = np.zeros(len(ks.direction), dtype=np.int64)
+    adapted = to_adapt(kernel, adapt_mass, trajectory_length)
+    check_warmup_length(n_warmup, adapted)
+    check_mass_adaptation(kernel, n_warmup, "inverse_mass" in adapted, dense)
+    n_chains = len(ks.direction)
+    if not isinstance(streams, ChainStreams):
+        streams = ChainStreams.for_chains(streams, n_chains)
+    rng = streams.view()
+    grad_evals = np.zeros(n_chains, dtype=np.int64)
+    ad = _Adapter(adapted, length_jitter(kernel), target_prob, trajectory_length)
+    if "step_size" in adapted:
+        eps, calls = initial_step_size(kernel, ks, rng, target_prob)
+        grad_evals += calls
+        ad.dual = DualAveraging(eps, target=target_prob, gamma=dual_averaging_gain(n_chains))
+        kernel = with_hmc_parameters(kernel, step_size=eps)
+    kernel = ad.refit(kernel)
+    windowed = any(n in adapted for n in ("inverse_mass", "n_leapfrog", "beta"))
+    init, _term, ends = stan_windows(n_warmup) if windowed else (n_warmup, 0, [])
+    block = max(1, math.ceil(BLOCK_CHAIN_STEPS / n_chains))
     window: list[np.ndarray] = []
-    stats: list[float] = []
+    first_rung: list[np.ndarray] = []
+    flips: list[np.ndarray] = []
     bar = Progress(n_warmup, label="warm-up", enabled=progress)
+    t = 0
     try:
-        for t in range(n_warmup):
-            ks, info = kernel.step(ks, rng)
-            grad_evals += info.n_moves * kernel.map.cost
-            stat = float(np.mean(info.first_stage_prob))
-            stats.append(stat)
-            kernel = with_hmc_parameters(kernel, step_size=da.update(stat))
-            if ends and init <= t < ends[-1]:
-                window.append(np.array(ks.state.x, copy=True))
-            if ends and t + 1 == ends[0]:
+        while t < n_warmup:
+            stop = min(n_warmup, t + block, ends[0] if ends else n_warmup)
+            rec = Recorder(stop - t, n_chains, 1, max_rung=kernel.max_rung)
+            ks = driver_for(kernel, schedule)(kernel, ks, rec, streams, None, until=stop - t)
+            grad_evals += _grad_evals(rec, kernel)
+            first_rung.append((rec.rungs == 1).mean(axis=1))
+            flips.append((rec.rungs == 0).mean(axis=1))
+            if ends and t >= init:
+                window.append(np.asarray(rec.draws, dtype=float).reshape(-1, rec.draws.shape[-1]))
+            t = stop
+            if ad.dual is not None:
+                for stat in first_rung[-1]:
+                    eps = ad.dual.update(float(stat))
+                # the length follows the averaged step, not the noisy iterate (a few
+                # chains' first-rung indicators make the iterate jump by factors of e)
+                m = ad.length_for(ad.dual.final)
+                kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=m)
+            if ends and t == ends[0]:
                 ends.pop(0)
-                draws = np.concatenate(window)
+                kernel, ks = _end_window(kernel, ks, np.concatenate(window), ad, dense, rng)
                 window = []
-                metric = Metric(regularised_covariance(draws, dense))
-                kernel = with_hmc_parameters(kernel, metric=metric)
-                ks = _redraw_momentum(kernel, ks, rng)
-                da.restart(float(kernel.map.step_size))
-                kernel = fit_length(kernel)
-            bar.update(t + 1)
+            bar.update(t)
     finally:
         bar.close()
-    kernel = fit_length(with_hmc_parameters(kernel, step_size=da.final))
-    tail = stats[-max(1, n_warmup // 4) :]
+    if ad.dual is not None:
+        eps = ad.dual.final
+        kernel = with_hmc_parameters(kernel, step_size=eps)
+    kernel = ad.refit(kernel, final=True)
+    tail = max(1, n_warmup // 4)
     result = WarmupResult(
         step_size=float(kernel.map.step_size),
         inverse_mass=kernel.map.metric.inverse_mass,
         grad_evals=grad_evals,
         n_steps=n_warmup,
-        first_stage_prob=float(np.mean(tail)),
+        first_stage_prob=float(np.concatenate(first_rung)[-tail:].mean()),
         n_leapfrog=int(kernel.map.n_steps),
+        beta=current_beta(kernel),
+        largest_eigenvalue=float(ad.eigenvalues[0]),
+        adapted=tuple(adapted),
+        wall_time=time.perf_counter() - started,
+        flip_fraction=float(np.concatenate(flips)[-tail:].mean()),
     )
+    _warn_if_bad(result)
     return kernel, ks, result
+
+
+def _end_window(kernel, ks, draws, ad: _Adapter, dense: bool, rng):
+    """A slow window's end: new mass, spectrum, length and β; fresh momenta; DA restarted."""
+    if "inverse_mass" in ad.adapted:
+        kernel = with_hmc_parameters(kernel, metric=Metric(regularised_covariance(draws, dense)))
+        ks = _redraw_momentum(kernel, ks, rng)
+    if draws.shape[0] > 1:
+        cov = np.atleast_2d(np.cov(draws, rowvar=False))
+        ad.eigenvalues = whitened_eigenvalues(cov, kernel.map.metric.inverse_mass)
+    if ad.dual is not None:  # from the averaged step, as the iterate is noisy
+        eps = ad.dual.final
+        ad.dual.restart(eps)
+        kernel = with_hmc_parameters(kernel, step_size=eps)
+    return ad.refit(kernel), ks
+
+
+def _grad_evals(rec: Recorder, kernel: Ladder) -> np.ndarray:
+    """Gradient evaluations per chain of a block's record."""
+    costs = getattr(rec, "costs", None)
+    if costs is not None:
+        return (rec.n_moves.astype(np.int64) * costs).sum(axis=0)
+    return rec.n_moves.astype(np.int64).sum(axis=0) * int(kernel.map.cost)
+
+
+def _warn_if_bad(result: WarmupResult) -> None:
+    if result.step_size < MIN_STEP_SIZE:
+        warnings.warn(
+            f"warm-up ended with step size {result.step_size:.3g} < {MIN_STEP_SIZE:g}: the "
+            "chains cannot move (a wrong gradient, a density that is not smooth, or a start "
+            "far in the tails); check the target, or start the chains elsewhere",
+            SamplingWarning,
+            stacklevel=4,
+        )
+    if result.flip_fraction >= 0.5:
+        warnings.warn(
+            f"warm-up ended with {result.flip_fraction:.0%} of its last steps flipping: the "
+            f"adapted kernel (ε={result.step_size:.3g}, M={result.n_leapfrog}) rarely moves; "
+            "a longer warm-up, a dense mass (dense_mass=True) or a reparametrisation may help",
+            SamplingWarning,
+            stacklevel=4,
+        )
+
+
+__all__ = [
+    "MIN_WINDOWED_WARMUP",
+    "GroupedWarmup",
+    "WarmupResult",
+    "apply_warmup",
+    "check_mass_adaptation",
+    "regularised_covariance",
+    "stan_windows",
+    "to_adapt",
+    "warmup",
+    "with_hmc_parameters",
+    "DualAveraging",
+]

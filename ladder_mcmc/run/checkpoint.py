@@ -96,7 +96,14 @@ def _unflatten(structure: Any, arrays: Any) -> Any:
     except (ImportError, AttributeError) as err:
         raise ValueError(f"checkpoint names an unknown state class {structure['class']!r}") from err
     stored = list(structure["fields"])
-    if not attrs.has(obj) or [f.name for f in attrs.fields(obj) if f.init] != stored:
+    fields = [f for f in attrs.fields(obj) if f.init] if attrs.has(obj) else []
+    # a class may have gained fields with defaults since the checkpoint was written
+    added = fields[len(stored) :]
+    if (
+        not attrs.has(obj)
+        or [f.name for f in fields[: len(stored)]] != stored
+        or any(f.default is attrs.NOTHING for f in added)
+    ):
         raise ValueError(
             f"checkpoint state class {structure['class']!r} does not match its stored fields"
         )
@@ -264,6 +271,8 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
         elif _frozen(obj):
             fields = attrs.fields(cls) if attrs.has(cls) else dataclasses.fields(obj)
             for field in fields:
+                if not field.metadata.get("fingerprint", True):
+                    continue  # not a parameter of the transitions (Ladder.adapt)
                 put(f".{field.name}=".encode())
                 _feed(h, getattr(obj, field.name), seen, depth + 1)
         elif callable(obj) and hasattr(obj, "__qualname__"):

@@ -17,11 +17,9 @@ import attrs
 
 from ladder_mcmc.diagnostics.checks import check_trace
 from ladder_mcmc.drivers.streams import ChainStreams
-from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.run import checkpoint
-from ladder_mcmc.run.adaptation import with_hmc_parameters
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import (
     check_draws_file,
@@ -32,6 +30,7 @@ from ladder_mcmc.run.draws_files import (
     memmap_allocator,
     open_draws_files,
 )
+from ladder_mcmc.run.kernel_parameters import apply_warmup
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.sample import _execute, _json_roundtrip, _Run
 from ladder_mcmc.run.trace import Trace
@@ -178,10 +177,15 @@ def resume(
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     stored = dict(meta["kernel"])
     stored_parameters = stored.pop("parameters_sha256", None)  # absent before 2026-11-26
-    if _json_roundtrip(kernel.describe()) != stored:
+    # what warm-up was to adapt does not change the transitions after it (the adapted
+    # values are stored): a kernel that says it differently still continues the run
+    stored.pop("adapt", None)
+    given = _json_roundtrip(kernel.describe())
+    given.pop("adapt", None)
+    if given != stored:
         raise ValueError(
             f"checkpoint {str(path)!r} was written by another kernel:\n"
-            f"  stored: {stored}\n  given:  {_json_roundtrip(kernel.describe())}"
+            f"  stored: {stored}\n  given:  {given}"
         )
     if stored_parameters is not None and stored_parameters != kernel_fingerprint(kernel):
         raise ValueError(
@@ -191,20 +195,21 @@ def resume(
         )
     warm = trees["warmup"]
     if warm is not None:
-        inv = warm.inverse_mass
         warm = attrs.evolve(
             warm,
             step_size=float(warm.step_size),
             n_steps=int(warm.n_steps),
             first_stage_prob=float(warm.first_stage_prob),
             n_leapfrog=int(warm.n_leapfrog),
+            beta=None if warm.beta is None else float(warm.beta),
+            largest_eigenvalue=(
+                None if warm.largest_eigenvalue is None else float(warm.largest_eigenvalue)
+            ),
+            adapted=tuple(str(name) for name in np.atleast_1d(warm.adapted)),
+            wall_time=float(warm.wall_time),
+            flip_fraction=float(warm.flip_fraction),
         )
-        kernel = with_hmc_parameters(
-            kernel,
-            step_size=warm.step_size,
-            metric=Metric(inv) if inv is not None else None,
-            n_steps=int(warm.n_leapfrog),
-        )
+        kernel = apply_warmup(kernel, warm)
     done = int(meta["completed"])
     total = int(meta["n_steps"]) if n_steps is None else done + positive_int("n_steps", n_steps)
     ks: LadderState = trees["ks"]

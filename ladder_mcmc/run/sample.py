@@ -28,13 +28,15 @@ from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.run import checkpoint
-from ladder_mcmc.run.adaptation import WarmupResult, check_mass_adaptation
+from ladder_mcmc.run.adaptation import check_warmup_length, to_adapt
 from ladder_mcmc.run.adaptation import warmup as run_warmup
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder, memmap_allocator
+from ladder_mcmc.run.kernel_parameters import check_adaptable, check_mass_adaptation
 from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
+from ladder_mcmc.run.warmup_result import WarmupResult
 from ladder_mcmc.validation import boolean, in_open_closed, positive_finite, positive_int
 
 
@@ -171,6 +173,38 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
     )
 
 
+#: warm-up steps ``sample`` takes by default for a kernel that leaves something to adapt
+DEFAULT_WARMUP = 1000
+
+
+def resolve_warmup(kernel: Ladder, warmup: int | None) -> int:
+    """The warm-up steps of a run: ``warmup`` if given (checked), else
+    :data:`DEFAULT_WARMUP` when the kernel leaves something to adapt, else 0."""
+    if warmup is None:
+        return DEFAULT_WARMUP if kernel.adapt else 0
+    if isinstance(warmup, (bool, np.bool_)) or not isinstance(warmup, (int, np.integer)):
+        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+    if warmup < 0:
+        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+    return int(warmup)
+
+
+def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
+    """Say that a kernel runs with starting values it meant warm-up to adapt."""
+    import warnings
+
+    from ladder_mcmc.diagnostics.checks import SamplingWarning
+
+    names = ", ".join(sorted(kernel.adapt or ()))
+    warnings.warn(
+        f"warmup=0, but the kernel leaves {names} to adapt: it runs with starting values "
+        f"(step_size={kernel.map.describe().get('step_size')}); pass warmup > 0 (the "
+        "default), or give these values to the kernel",
+        SamplingWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def _json_roundtrip(description: dict) -> dict:
     return json.loads(json.dumps(description))
 
@@ -185,7 +219,7 @@ def sample(
     thin: int = 1,
     draws_file: str | os.PathLike | None = None,
     progress: bool = False,
-    warmup: int = 0,
+    warmup: int | None = None,
     target_prob: float = 0.8,
     adapt_mass: bool = True,
     dense_mass: bool = False,
@@ -245,12 +279,15 @@ def sample(
         Show progress on stderr (``ladder_mcmc.run.progress``): tqdm bars for warm-up
         and sampling steps on a terminal or in a notebook; elsewhere (stderr
         redirected) one line per phase when it ends.
-    warmup : int
-        Warm-up steps before sampling (HMC-family kernels): the step size is
-        adapted by dual averaging towards ``target_prob``, the probability of
-        taking the first rung, and (``adapt_mass``) a diagonal — or
-        ``dense_mass`` — inverse mass matrix from windowed variance estimates,
-        as in Stan (``ladder_mcmc.run.adaptation``). Warm-up draws are dropped;
+    warmup : int, optional
+        Warm-up steps before sampling (HMC-family kernels), which adapt what the
+        kernel left unset (:attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`: for
+        ``lahmc(target)``, the step size, a diagonal — or ``dense_mass`` — inverse
+        mass, the leapfrog steps per rung and ``β``; ``docs/sampling.md``,
+        :mod:`ladder_mcmc.run.adaptation`); a kernel put together by hand adapts its
+        step size and mass from the values it holds. Default: :data:`DEFAULT_WARMUP`
+        steps when the kernel leaves something to adapt, else none; ``0``: none.
+        Warm-up draws are dropped;
         ``trace.warmup`` holds the adapted values and the warm-up's gradient
         evaluations; ``trace.grad_evals`` counts the sampling phase only. With
         ``executor``, each group of chains adapts its own kernel:
@@ -260,9 +297,10 @@ def sample(
         per chain) and ``trace.kernel`` the entries the groups' adapted kernels
         share, with each group's description under ``"groups"``.
     target_prob, adapt_mass, dense_mass, trajectory_length
-        See ``warmup`` and :func:`ladder_mcmc.run.adaptation.warmup` (``trajectory_length``:
-        adapt the leapfrog steps per rung to ``round(T / ε)``; ``π/2`` is a good
-        choice in the adapted metric).
+        See ``warmup`` and :func:`ladder_mcmc.run.adaptation.warmup`: the target
+        probability of taking the first rung (0.8), whether to adapt the mass (if the
+        kernel leaves it unset) and densely; ``trajectory_length`` ``T``: instead of
+        adapting the leapfrog steps per rung, keep ``M = round(T / ε)``.
     checkpoint : path, optional
         Write the run's full state (draws so far, kernel state, generator
         state) to this ``.npz`` file every ``checkpoint_every`` steps,
@@ -334,9 +372,13 @@ def sample(
             "seed: a ChainStreams cannot be split over an executor's groups; pass the run's "
             "seed (an int or a SeedSequence) and each group gets its chains' streams"
         )
-    if warmup != 0:
-        positive_int("warmup", warmup)
+    warmup = resolve_warmup(kernel, warmup)
+    if warmup:
+        check_adaptable(kernel)
+        check_warmup_length(warmup, to_adapt(kernel, adapt_mass, trajectory_length))
         check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
+    elif checks and kernel.adapt:
+        warn_unadapted(kernel, stacklevel=3)
     if draws_file is not None:
         draws_file = check_draws_file(draws_file, executor)
     if checks:
@@ -401,7 +443,8 @@ def sample(
                 kernel,
                 ks,
                 warmup,
-                rng,
+                streams,
+                schedule=schedule,
                 target_prob=target_prob,
                 adapt_mass=adapt_mass,
                 dense=dense_mass,

@@ -1,0 +1,135 @@
+"""What a warm-up found and what it cost: :class:`WarmupResult` (one group of chains)
+and :class:`GroupedWarmup` (groups run through an executor, each adapted on its own)."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+
+@attrs.frozen(eq=False)
+class WarmupResult:
+    """What warm-up found and what it cost.
+
+    Attributes
+    ----------
+    step_size : float
+        Adapted leapfrog step ``ε``.
+    inverse_mass : array or None
+        Adapted inverse mass matrix (vector: diagonal; matrix: dense).
+    grad_evals : int array (chains,)
+        Gradient evaluations spent in warm-up, per chain.
+    n_steps : int
+        Warm-up steps.
+    first_stage_prob : float
+        Mean ``C_0`` over the last quarter of warm-up (at the adapted values it
+        is close to the target).
+    n_leapfrog : int
+        Leapfrog steps per rung after warm-up (the centre of the jittered lengths,
+        for ``lahmc``'s default kernel).
+    beta : float or None
+        The refresh's ``β`` after warm-up (None: the kernel has no partial refresh).
+    largest_eigenvalue : float or None
+        ``λ_1`` of the last window's covariance in the coordinates of unit mass (1 for
+        a well-fitted diagonal mass on a target without correlations).
+    adapted : tuple of str
+        What warm-up adapted (names of :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`);
+        everything else was kept as given.
+    wall_time : float
+        Seconds the warm-up took.
+    flip_fraction : float
+        Fraction of momentum flips over the last quarter of warm-up.
+    """
+
+    step_size: float
+    inverse_mass: np.ndarray | None
+    grad_evals: np.ndarray
+    n_steps: int
+    first_stage_prob: float
+    n_leapfrog: int
+    beta: float | None = None
+    largest_eigenvalue: float | None = None
+    adapted: tuple[str, ...] = ("step_size", "inverse_mass")
+    wall_time: float = 0.0
+    flip_fraction: float = 0.0
+
+    @property
+    def trajectory_length(self) -> float:
+        """``ε M``: the length of one rung in simulation time (mean, when jittered)."""
+        return float(self.step_size) * int(self.n_leapfrog)
+
+
+@attrs.frozen(eq=False)
+class GroupedWarmup:
+    """Warm-up of chains run in groups (``sample(..., executor=..., warmup=W)``).
+
+    Each group adapted its own kernel from its own chains. The attributes are
+    :class:`WarmupResult`'s, with one entry per group where groups differ.
+
+    Attributes
+    ----------
+    groups : tuple of WarmupResult
+        Each group's warm-up, in the order of the chains.
+    step_size : float array (groups,)
+    inverse_mass : array (groups, dim) or (groups, dim, dim), or None
+    grad_evals : int array (chains,)
+        Gradient evaluations spent in warm-up, per chain (as in :class:`WarmupResult`).
+    n_steps : int
+        Warm-up steps (the same in every group).
+    first_stage_prob : float array (groups,)
+    n_leapfrog : int array (groups,)
+    group_of_chain : int array (chains,)
+        The group of each chain: ``step_size[group_of_chain]`` is each chain's step.
+    """
+
+    groups: tuple[WarmupResult, ...]
+
+    @property
+    def step_size(self) -> np.ndarray:
+        return np.array([g.step_size for g in self.groups], dtype=float)
+
+    @property
+    def inverse_mass(self) -> np.ndarray | None:
+        masses = [g.inverse_mass for g in self.groups]
+        return None if any(m is None for m in masses) else np.stack(masses)
+
+    @property
+    def grad_evals(self) -> np.ndarray:
+        return np.concatenate([g.grad_evals for g in self.groups])
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.groups[0].n_steps)
+
+    @property
+    def first_stage_prob(self) -> np.ndarray:
+        return np.array([g.first_stage_prob for g in self.groups], dtype=float)
+
+    @property
+    def n_leapfrog(self) -> np.ndarray:
+        return np.array([g.n_leapfrog for g in self.groups], dtype=np.int64)
+
+    @property
+    def beta(self) -> np.ndarray | None:
+        betas = [g.beta for g in self.groups]
+        return None if any(b is None for b in betas) else np.array(betas, dtype=float)
+
+    @property
+    def trajectory_length(self) -> np.ndarray:
+        return np.array([g.trajectory_length for g in self.groups], dtype=float)
+
+    @property
+    def adapted(self) -> tuple[str, ...]:
+        return self.groups[0].adapted
+
+    @property
+    def wall_time(self) -> float:
+        return max(g.wall_time for g in self.groups)
+
+    @property
+    def group_of_chain(self) -> np.ndarray:
+        sizes = [len(g.grad_evals) for g in self.groups]
+        return np.repeat(np.arange(len(sizes)), sizes)
+
+
+__all__ = ["GroupedWarmup", "WarmupResult"]
