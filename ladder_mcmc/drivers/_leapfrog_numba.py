@@ -47,7 +47,8 @@ from ladder_mcmc.drivers._iteration_buffer import (
     STOP,
     IterationBuffer,
 )
-from ladder_mcmc.drivers._leapfrog import _Parameters, finish, initial_origin
+from ladder_mcmc.drivers._leapfrog import _Parameters, declared
+from ladder_mcmc.drivers._leapfrog_origin import finish, initial_origin
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
@@ -234,7 +235,7 @@ def run(
     handed to the compiled loops are few and packed (each array argument costs a
     fraction of a microsecond to pass).
     """
-    kp = _Parameters.of(kernel)
+    kp = _Parameters.of(kernel, declared(kernel))
     last = kp.rungs - 1
     steps_done = recorder.steps_done.astype(np.int64)
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
