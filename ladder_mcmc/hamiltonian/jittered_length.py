@@ -276,7 +276,8 @@ class LengthJitter(Refresh):
     def __call__(self, state, direction, rng):
         state_field(state, "n_leapfrog", "LengthJitter", "JitteredLengthLeapfrog's state")
         u = rng.random(len(direction))
-        return attrs.evolve(state, n_leapfrog=lengths_of(u, *self.length_law)), direction
+        lengths = lengths_of(u, int(self.n_leapfrog), self.half_width)
+        return attrs.evolve(state, n_leapfrog=lengths), direction
 
     def describe(self) -> dict:
         return {
