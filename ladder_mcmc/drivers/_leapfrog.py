@@ -159,14 +159,15 @@ def declared(kernel: Ladder) -> Declared | None:
     ``LengthJitter`` (``length_law``), alone or as the parts of a composition
     (``refresh.composed_parts``): :func:`_declared_jittered`.
     """
-    if getattr(kernel.map, "jittered_length", False):
-        return _declared_jittered(kernel)
-    if not getattr(kernel.map, "plain_leapfrog", False):
+    jittered = bool(getattr(kernel.map, "jittered_length", False))
+    if not getattr(kernel.map, "plain_leapfrog", False) and not jittered:
         return None
     metric = getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)
     rungs = getattr(kernel.rule, "look_ahead_rungs", None)
     if metric is None or rungs is None:
         return None
+    if jittered:
+        return _declared_jittered(kernel, metric, rungs)
     if kernel.refresh is None:
         return Declared(metric, rungs, None)
     partial = getattr(kernel.refresh, "gaussian_partial_refresh", None)
@@ -175,8 +176,9 @@ def declared(kernel: Ladder) -> Declared | None:
     return Declared(metric, rungs, partial)
 
 
-def _declared_jittered(kernel: Ladder) -> Declared | None:
-    """:func:`declared` for a map that declares ``jittered_length``.
+def _declared_jittered(kernel: Ladder, metric: Metric, rungs: int) -> Declared | None:
+    """:func:`declared` for a map that declares ``jittered_length`` (``metric``, ``rungs``:
+    what the map's kinetic energy and the rule declared).
 
     Every part of the refresh (the refresh itself, or a composition's
     ``composed_parts``) must declare a Gaussian partial refresh on the map's metric or
@@ -184,10 +186,6 @@ def _declared_jittered(kernel: Ladder) -> Declared | None:
     (normals, uniforms) and change separate fields (``v``, ``n_leapfrog``). Without a
     length law each chain keeps its ``n``.
     """
-    metric = getattr(kernel.map.kinetic_energy, "gaussian_metric", None)
-    rungs = getattr(kernel.rule, "look_ahead_rungs", None)
-    if metric is None or rungs is None:
-        return None
     refresh = kernel.refresh
     parts = () if refresh is None else (refresh.composed_parts or (refresh,))
     partial = lengths = None
