@@ -30,7 +30,13 @@ them by what their parts declare, never by their types (:func:`applies_to`):
   been seen; the steps go to the trace through an
   :class:`~ladder_mcmc.drivers._iteration_buffer.IterationBuffer`, written also
   when a ``KeyboardInterrupt`` stops the run. HMC (``K = 1``) runs on the same
-  loop (every chain decides on every iteration).
+  loop (every chain decides on every iteration);
+* a jittered-length map (``map.jittered_length``, with a refresh made of a
+  ``MomentumRefresh`` and a ``LengthJitter``, ``length_law``) carries each chain's
+  ``n`` as one more column of its origin: a rung integrates each chain's own ``n``,
+  the gradient evaluated only on the rows still integrating, and the decided
+  chains draw their next ``n`` from their next uniform after their momentum's
+  normals (:mod:`ladder_mcmc.hamiltonian.jittered_length`).
 
 It draws the same random numbers in the same order as the generic driver and
 does the same floating-point operations, so it returns the generic driver's

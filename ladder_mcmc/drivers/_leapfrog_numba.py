@@ -21,6 +21,12 @@ draw:
   is docs/design.md §4's ``u < min(1, max_{j≤a} p_j/p_0)`` (paper, section 4.3) for
   such a chain (:mod:`ladder_mcmc.drivers._leapfrog` explains why).
 
+It runs the fixed-length kernels only: a jittered-length kernel
+(``JitteredLengthLeapfrog``, :func:`ladder_mcmc.drivers._leapfrog.declared`'s
+``jittered``) stays on the numpy bookkeeping of :mod:`ladder_mcmc.drivers._leapfrog`
+whatever :func:`~ladder_mcmc.drivers._leapfrog.compiled` says (its rungs, which
+integrate each chain's own length, dominate the time there).
+
 numba is an optional dependency (``pip install "ladder_mcmc[fast]"``), and this
 module is imported only when it is used: ``_leapfrog.run`` uses it for
 runs long enough to repay loading it (:func:`ladder_mcmc.drivers._leapfrog.compiled`;

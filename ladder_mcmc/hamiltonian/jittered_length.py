@@ -15,7 +15,7 @@ auxiliary variable, one integer per chain (the pattern of
 * :class:`JitteredLengthLeapfrog` is the leapfrog ``L(ε, n)`` on ``(x, v)`` with ``n``
   unchanged: for each fixed ``n`` a deterministic, reversible (``F L F = L⁻¹``),
   volume-preserving map, so the ladder step keeps ``p(x, v | n) = p(x, v)`` for every
-  ``n`` (docs/design.md §2), hence the extended target;
+  ``n`` (docs/design.md §2, §6), hence the extended target;
 * :class:`LengthJitter` redraws ``n`` from ``q``, independently of the state: a Gibbs
   update of ``n``, which keeps the extended target too.
 
@@ -26,7 +26,8 @@ so redrawing it needs no new energy evaluation. The law lives in the refresh
 application costs ``n`` gradient evaluations for that chain (:meth:`cost_of
 <JitteredLengthLeapfrog.cost_of>`, which the drivers record per step: ``Trace.grad_evals``
 is exact). The ragged schedule's fast path runs ``Ladder(JitteredLengthLeapfrog,
-LookAheadRule(K), MomentumRefresh(β) + LengthJitter(M, j))`` (docs/design.md §12).
+LookAheadRule(K), MomentumRefresh(β) + LengthJitter(M, j))`` on plain arrays with the
+generic driver's draws (:mod:`ladder_mcmc.drivers._leapfrog`).
 """
 
 from __future__ import annotations
