@@ -84,31 +84,31 @@ def integrate_lengths(
     """
     half = 0.5 * eps
     grad_fn = target.grad
+    rows = x.shape[0]
     top, low = int(n.max()), int(n.min())
     if top == low:  # one length for every chain: no sorting
         order = None
+        active = [rows] * top + [0]
     else:
         order = np.argsort(-n, kind="stable")
         n, x, v, grad = n[order], x[order], v[order], grad[order]
+        # active[i]: the rows still integrating at their (i+1)-th drift, a leading slice
+        active = np.count_nonzero(n[:, None] > np.arange(top + 1), axis=0).tolist()
     v = v - half * grad
     for i in range(top):
         # rows [:k] make their (i+1)-th drift; rows [:kg] evaluate a gradient after it
-        k = x.shape[0] if i < low else int(np.count_nonzero(n > i))
-        kg = x.shape[0] if i + 1 < low else int(np.count_nonzero(n > i + 1))
-        if k == x.shape[0]:
+        k, kg = active[i], active[i + 1]
+        if k == rows:
             x = x + eps * (v if velocity is None else velocity(v))
-        else:
-            x[:k] = x[:k] + eps * (v[:k] if velocity is None else velocity(v[:k]))
-        if kg == 0:
-            continue
-        if kg == x.shape[0]:
+        else:  # (x is a copy here: in place, the same rounding)
+            x[:k] += eps * (v[:k] if velocity is None else velocity(v[:k]))
+        if kg == rows:
             g = grad_fn(x)
             if type(g) is not np.ndarray or g.dtype is not _FLOAT:
                 g = np.asarray(g, dtype=float)
             v = v - eps * g
-        else:
-            g = np.asarray(grad_fn(x[:kg]), dtype=float)
-            v[:kg] = v[:kg] - eps * g
+        elif kg:
+            v[:kg] -= eps * np.asarray(grad_fn(x[:kg]), dtype=float)
     e, g = energy_and_grad(target, x)
     v = v - half * g
     if order is None:
