@@ -31,6 +31,11 @@ from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
 from ladder_mcmc.hamiltonian.integrators import McLachlan2, Yoshida4
 from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
+from ladder_mcmc.hamiltonian.jittered_length import (
+    JitteredLengthLeapfrog,
+    JitteredLengthState,
+    LengthJitter,
+)
 from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.hamiltonian.lifted import (
@@ -75,10 +80,13 @@ __all__ = [
     "FunctionTarget",
     "HarmonicFlow",
     "JitteredLeapfrog",
+    "JitteredLengthLeapfrog",
+    "JitteredLengthState",
     "JitteredPhaseState",
     "Ladder",
     "LadderState",
     "Leapfrog",
+    "LengthJitter",
     "LiftResampleRefresh",
     "LiftedLeapfrog",
     "LiftedPhaseState",

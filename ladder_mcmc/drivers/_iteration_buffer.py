@@ -28,8 +28,9 @@ import numpy as np
 if TYPE_CHECKING:
     from ladder_mcmc.drivers.recording import StepRecorder
 
-#: rows of :attr:`IterationBuffer.block` (and of a compiled driver's per-chain state)
-START, NON_FINITE, STOP, DONE = 0, 1, 2, 3
+#: rows of :attr:`IterationBuffer.block` (and of a compiled driver's per-chain state);
+#: COST: the step's gradient evaluations per map application (``costs`` only)
+START, NON_FINITE, STOP, DONE, COST = 0, 1, 2, 3, 4
 
 #: largest buffer of draws, bytes (the window shrinks for wide batches)
 MAX_BYTES = 1 << 23
@@ -61,10 +62,18 @@ class IterationBuffer:
         ``DIRECT_BYTES`` (right for the numpy driver, whose per-iteration
         copies into a large window miss the caches; the compiled driver
         buffers always, measured faster in ``benchmarks/results/overhead.md``).
+    costs : bool
+        Each step comes with its cost (gradient evaluations per map application, for a
+        map with ``cost_of``), kept in row ``COST`` and handed to the recorder.
     """
 
     def __init__(
-        self, recorder: StepRecorder, dim: int, capacity: int = 64, direct: bool | None = None
+        self,
+        recorder: StepRecorder,
+        dim: int,
+        capacity: int = 64,
+        direct: bool | None = None,
+        costs: bool = False,
     ) -> None:
         self.recorder = recorder
         n = recorder.n_chains
@@ -74,9 +83,10 @@ class IterationBuffer:
         self.steps_done = recorder.steps_done.astype(np.int64)
         self.flips = np.zeros(n, dtype=np.int64)
         # one block, so that a compiled loop takes the window's rows as one
-        # argument (rows START, NON_FINITE, STOP, DONE; stop and done are 0/1)
-        self.block = np.zeros((4, c, n), dtype=np.int64)
-        self.start, self.non_finite, self.stop, self.done = self.block
+        # argument (rows START, NON_FINITE, STOP, DONE, COST; stop and done are 0/1)
+        self.block = np.zeros((5, c, n), dtype=np.int64)
+        self.start, self.non_finite, self.stop, self.done, self.cost = self.block
+        self.costs = costs
         self.draw = np.zeros((1 if self.direct else c, n, dim))
         # each chain's draw as one record: a boolean gather of records copies
         # whole rows (0.23 ms for 64 × 100 draws of 100 floats, against 0.37 ms
@@ -92,10 +102,13 @@ class IterationBuffer:
         #: a compiled ``write`` (``writer(buffer) -> bool``, False when it cannot)
         self.writer = None
 
-    def push(self, iteration: int, done, start, stop, draw, non_finite=None, columns=None) -> bool:
+    def push(
+        self, iteration: int, done, start, stop, draw, non_finite=None, columns=None, cost=None
+    ) -> bool:
         """Copy one iteration in; True when the buffer is full (call :meth:`write`).
 
-        ``columns``: the chains of the batch, when it is no longer all of them.
+        ``columns``: the chains of the batch, when it is no longer all of them;
+        ``cost``: each chain's cost in its current step (``costs`` only).
         """
         i = self.rows
         self.iteration[i] = iteration
@@ -103,11 +116,15 @@ class IterationBuffer:
             self.done[i] = done
             self.start[i] = start
             self.stop[i] = stop
+            if cost is not None:
+                self.cost[i] = cost
         else:
             self.done[i] = False
             self.done[i, columns] = done
             self.start[i, columns] = start
             self.stop[i, columns] = stop
+            if cost is not None:
+                self.cost[i, columns] = cost
         if self.direct:
             chains = (self._all if columns is None else columns)[done]
             self.recorder.record_draws(chains, self._next_step[chains], draw[done])
@@ -170,8 +187,9 @@ class IterationBuffer:
             draws = None
         else:
             draws = self._draw_rows[:k][done].view(np.float64).reshape(len(steps), -1)
+        cost = self.cost[:k][done] if self.costs else None
         recorder = self.recorder
-        recorder.record(chains, steps, draws, code, n_moves, non_finite)
+        recorder.record(chains, steps, draws, code, n_moves, non_finite, cost)
         steps_done = self.steps_done + count[-1]
         recorder.steps_done[:] = steps_done
         # the buffer's own counts change only now

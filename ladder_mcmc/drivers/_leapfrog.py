@@ -30,7 +30,13 @@ them by what their parts declare, never by their types (:func:`applies_to`):
   been seen; the steps go to the trace through an
   :class:`~ladder_mcmc.drivers._iteration_buffer.IterationBuffer`, written also
   when a ``KeyboardInterrupt`` stops the run. HMC (``K = 1``) runs on the same
-  loop (every chain decides on every iteration).
+  loop (every chain decides on every iteration);
+* a jittered-length map (``map.jittered_length``, with a refresh made of a
+  ``MomentumRefresh`` and a ``LengthJitter``, ``length_law``) carries each chain's
+  ``n`` as one more column of its origin: a rung integrates each chain's own ``n``,
+  the gradient evaluated only on the rows still integrating, and the decided
+  chains draw their next ``n`` from their next uniform after their momentum's
+  normals (:mod:`ladder_mcmc.hamiltonian.jittered_length`).
 
 It draws the same random numbers in the same order as the generic driver and
 does the same floating-point operations, so it returns the generic driver's
@@ -51,13 +57,15 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 import numpy as np
 
 from ladder_mcmc.drivers._iteration_buffer import IterationBuffer
+from ladder_mcmc.drivers._leapfrog_origin import finish, initial_origin
 from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.hamiltonian.jittered_length import integrate_lengths, lengths_of
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.hamiltonian.metrics import Metric, row_dot
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -132,28 +140,71 @@ def applies_to(kernel: Ladder) -> bool:
     return declared(kernel) is not None
 
 
-def declared(kernel: Ladder) -> tuple[Metric, int, tuple[Any, Metric] | None] | None:
-    """``(metric, K, (β, refresh metric) or None)`` of a leapfrog look-ahead kernel, else None.
+class Declared(NamedTuple):
+    """What the parts of a kernel the fast path runs declare (:func:`declared`)."""
+
+    metric: Metric  # the map's Gaussian metric
+    rungs: int  # K, of the look-ahead rule
+    partial: tuple[Any, Metric] | None  # (β, metric) of the momentum refresh, or None
+    lengths: tuple[int, int] | None = None  # (M, w) of a LengthJitter part, or None
+    jittered: bool = False  # the map runs each chain's own n (jittered_length)
+
+
+def declared(kernel: Ladder) -> Declared | None:
+    """``(metric, K, (β, refresh metric) or None, (M, w) or None, jittered)`` of a leapfrog
+    look-ahead kernel, else None.
 
     The map declares itself the plain leapfrog (``map.plain_leapfrog``) of a kinetic
     energy that declares its Gaussian metric (``map.kinetic_energy.gaussian_metric``);
     the rule declares its ``K`` (``rule.look_ahead_rungs``); the refresh is ``None``
     or declares the Gaussian partial refresh ``(β, metric)``
     (``refresh.gaussian_partial_refresh``) on the same metric
-    (:func:`~ladder_mcmc.ladder.refresh.same_kinetic_energy`).
+    (:func:`~ladder_mcmc.ladder.refresh.same_kinetic_energy`). Or the map declares a
+    jittered length (``map.jittered_length``: each chain's ``n_leapfrog``), and the
+    refresh is made of at most one such Gaussian partial refresh and at most one
+    ``LengthJitter`` (``length_law``), alone or as the parts of a composition
+    (``refresh.composed_parts``): :func:`_declared_jittered`.
     """
-    if not getattr(kernel.map, "plain_leapfrog", False):
+    jittered = bool(getattr(kernel.map, "jittered_length", False))
+    if not getattr(kernel.map, "plain_leapfrog", False) and not jittered:
         return None
     metric = getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)
     rungs = getattr(kernel.rule, "look_ahead_rungs", None)
     if metric is None or rungs is None:
         return None
+    if jittered:
+        return _declared_jittered(kernel, metric, rungs)
     if kernel.refresh is None:
-        return metric, rungs, None
+        return Declared(metric, rungs, None)
     partial = getattr(kernel.refresh, "gaussian_partial_refresh", None)
     if partial is None or not same_kinetic_energy(partial[1], metric):
         return None
-    return metric, rungs, partial
+    return Declared(metric, rungs, partial)
+
+
+def _declared_jittered(kernel: Ladder, metric: Metric, rungs: int) -> Declared | None:
+    """:func:`declared` for a map that declares ``jittered_length`` (``metric``, ``rungs``:
+    what the map's kinetic energy and the rule declared).
+
+    Every part of the refresh (the refresh itself, or a composition's
+    ``composed_parts``) must declare a Gaussian partial refresh on the map's metric or
+    a length law, each at most once, in either order: they draw from separate streams
+    (normals, uniforms) and change separate fields (``v``, ``n_leapfrog``). Without a
+    length law each chain keeps its ``n``.
+    """
+    refresh = kernel.refresh
+    parts = () if refresh is None else (refresh.composed_parts or (refresh,))
+    partial = lengths = None
+    for part in parts:
+        momentum = getattr(part, "gaussian_partial_refresh", None)
+        law = getattr(part, "length_law", None)
+        if momentum is not None and partial is None and same_kinetic_energy(momentum[1], metric):
+            partial = momentum
+        elif law is not None and lengths is None:
+            lengths = law
+        else:
+            return None
+    return Declared(metric, rungs, partial, lengths, jittered=True)
 
 
 def run(
@@ -178,7 +229,8 @@ def run(
         with np.errstate(all="ignore"):
             if compiled(recorder.n_steps - int(recorder.completed())):
                 compiled_loop = _import_compiled()
-                if compiled_loop is not None:
+                # (jittered lengths: the numpy bookkeeping; see _leapfrog_numba)
+                if compiled_loop is not None and not declared(kernel).jittered:
                     return compiled_loop.run(kernel, ks, recorder, streams, on_progress, until)
             return _run(kernel, ks, recorder, streams, on_progress, until)
     finally:
@@ -192,10 +244,15 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     ``[x | -p | ∂E/∂x | E | log p | u]`` (the momentum stored negated: the
     origin is only ever needed as the flipped state ``F ζ``, the step's
     uniform ``u`` rides along), so that choosing between origin and rung, or
-    restarting a chain, is one ``np.where`` on the whole batch.
+    restarting a chain, is one ``np.where`` on the whole batch. A jittered-length
+    map adds the column ``n``, the step's leapfrog steps: each chain's rungs
+    integrate its own ``n`` (:func:`~ladder_mcmc.hamiltonian.jittered_length.integrate_lengths`),
+    its steps are recorded with their cost ``n``, and a ``LengthJitter`` part of the
+    refresh redraws it, from the chain's next uniform, after the momentum's normals
+    and before the next step's uniform (the generic driver's order).
     """
     steps_done = recorder.steps_done.astype(np.int64)
-    kp = _Parameters.of(kernel)
+    kp = _Parameters.of(kernel, declared(kernel))
     last = kp.rungs - 1
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
@@ -204,11 +261,13 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     n, dim = state.x.shape
     cx, cp, cg = slice(0, dim), slice(dim, 2 * dim), slice(2 * dim, 3 * dim)
     ce, clp, cu = 3 * dim, 3 * dim + 1, 3 * dim + 2
+    jittered = kp.jittered
+    cn = slice(3 * dim + 3, 3 * dim + 3 + jittered)  # the step's n (a jittered length)
     direction = np.asarray(ks.direction, dtype=np.int8)
     # a chain's row as one record: `np.where` on (chains, 1) records copies
     # whole rows, several times faster than element by element
-    row = np.dtype((np.void, 8 * (3 * dim + 3)))
-    origin, p_start = initial_origin(ks, streams, steps_done < n_steps)
+    row = np.dtype((np.void, 8 * (3 * dim + 3 + jittered)))
+    origin, p_start = initial_origin(ks, streams, steps_done < n_steps, jittered)
     # the state the next rung starts from ("current"): views of `origin` or of
     # the last iteration's rows, and the physical momentum
     xc, gc, pc = origin[:, cx], origin[:, cg], p_start
@@ -217,7 +276,8 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     # `iteration - start`)
     start = np.ones(n, dtype=np.int64)
     non_finite = None  # per-chain counter, kept once a non-finite rung is seen
-    window = IterationBuffer(recorder, dim)
+    window = IterationBuffer(recorder, dim, costs=jittered)
+    lengths = None  # each chain's n in this step (jittered lengths)
     all_done = np.ones(n, dtype=bool)
     steps_now = None  # each chain's finished steps, kept up to date near the end
 
@@ -248,10 +308,16 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         while chain_id.size:
             iteration += 1
             # ---- one rung for every chain: Leapfrog.integrate on (x, d·v) -------
-            x, p, e, g = kp.rung(xc, pc, gc)
+            if jittered:  # each chain's own n, the origin's (integers: exact)
+                lengths = origin[:, cn.start].astype(np.int64)
+                x, p, e, g = kp.rung_lengths(xc, pc, gc, lengths)
+            else:
+                x, p, e, g = kp.rung(xc, pc, gc)
             # log p of the rung, -(E + ½pᵀM⁻¹p) computed as (-½pᵀM⁻¹p) - E
             lp = kp.minus_half_pp(p) - e
-            rung = np.concatenate((x, p, g, e[:, None], lp[:, None], lp[:, None]), axis=1)
+            # (the n column, if any, is the origin's: the rung's step is the origin's)
+            parts = (x, p, g, e[:, None], lp[:, None], lp[:, None], origin[:, cn])
+            rung = np.concatenate(parts if jittered else parts[:6], axis=1)
             # ---- density zero for a non-finite rung (quiet_log_density_of) -------
             if math.isfinite(np.add.reduce(rung, None)):
                 if non_finite is not None:
@@ -287,8 +353,11 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
                 np.subtract(kp.minus_half_pp(p_ref), nxt[:, ce], out=nxt[:, clp])
             else:
                 p_ref = p_nxt.copy()
+            if kp.lengths is not None:  # ---- LengthJitter: the decided chains' next n
+                u_length = streams.uniforms.take(ids, 1, advance)
+                nxt[:, cn.start] = lengths_of(u_length, *kp.lengths)
             xc, gc = nxt[:, cx], nxt[:, cg]
-            full = window.push(iteration, done, start, stop, xc, non_finite, columns)
+            full = window.push(iteration, done, start, stop, xc, non_finite, columns, lengths)
             # the next step's uniform, drawn by the chains that go on to one
             if iteration >= check_from:
                 if steps_now is None:
@@ -324,51 +393,6 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     return finish(window, on_progress, ks, final_parts)
 
 
-def initial_origin(
-    ks: LadderState, streams: ChainStreams, going_on: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each chain's step origin as a packed row, and its physical momentum ``p = d·v``.
-
-    Row ``[x | -p | ∂E/∂x | E | log p | u]``: the flipped state ``F ζ`` (the
-    only form in which the origin is used) and the step's uniform, drawn here
-    (``LookAheadRule.uniform``: one per chain) by the chains ``going_on`` to a step.
-    """
-    state: PhaseState = ks.state
-    n, dim = state.x.shape
-    d_col = np.asarray(ks.direction, dtype=np.int8)[:, None].astype(float)
-    p = d_col * state.v
-    origin = np.empty((n, 3 * dim + 3))
-    origin[:, :dim], origin[:, dim : 2 * dim] = state.x, -(d_col * state.v)
-    origin[:, 2 * dim : 3 * dim] = state.grad
-    origin[:, 3 * dim], origin[:, 3 * dim + 1] = state.energy, ks.log_density
-    origin[:, 3 * dim + 2] = streams.uniforms.take(None, 1, going_on)
-    return origin, p
-
-
-def finish(
-    window: IterationBuffer,
-    on_progress: Callable[[int], None] | None,
-    ks: LadderState,
-    final_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-) -> LadderState:
-    """Write the last window, report progress, and put the retired chains' states together.
-
-    ``final_parts``: (chain ids, origin rows, starting directions) of the chains
-    that finished; empty when none did (``ks`` is returned unchanged).
-    """
-    window.write()
-    recorder = window.recorder
-    recorder.flush()
-    if on_progress is not None:
-        on_progress(recorder.completed())
-    if not final_parts:
-        return ks
-    # each chain's direction: its starting one, negated once per flip
-    signs = np.where(window.flips % 2 == 1, -1, 1).astype(np.int8)
-    final_parts = [(ids, rows, signs[ids] * d) for ids, rows, d in final_parts]
-    return _assemble(final_parts, ks.state.x.shape[1])
-
-
 _FLOAT = np.dtype(float)
 
 
@@ -386,11 +410,14 @@ class _Parameters:
     keep_coef: float | None  # √(1−β), None for a full refresh
     noise_coef: float | None  # √β
     rungs: int  # K
+    jittered: bool = False  # each chain's own n (a jittered-length map)
+    lengths: tuple[int, int] | None = None  # (M, w) of the refresh's LengthJitter
 
     @classmethod
-    def of(cls, kernel: Ladder) -> _Parameters:
+    def of(cls, kernel: Ladder, kind: Declared) -> _Parameters:
+        """The parameters of ``kernel``, whose parts declared ``kind`` (:func:`declared`)."""
         map_: Leapfrog = kernel.map
-        metric, rungs, partial = declared(kernel)
+        metric, rungs, partial, lengths, jittered = kind
         keep = noise = None
         momentum_of = metric.momentum_of
         if partial is not None:
@@ -407,6 +434,8 @@ class _Parameters:
             keep,
             noise,
             int(rungs),
+            bool(jittered),
+            None if lengths is None else (int(lengths[0]), int(lengths[1])),
         )
 
     def rung(self, x, p, g):
@@ -427,6 +456,12 @@ class _Parameters:
         e, g = energy_and_grad(self.target, x)
         return x, p - half * g, e, g
 
+    def rung_lengths(self, x, p, g, lengths):
+        """:meth:`rung` with ``lengths[i]`` leapfrog steps for chain ``i``: the map's
+        :func:`~ladder_mcmc.hamiltonian.jittered_length.integrate_lengths`, gradients
+        only on the rows still integrating."""
+        return integrate_lengths(self.target, self.velocity, self.eps, x, p, g, lengths)
+
     def minus_half_pp(self, p: np.ndarray) -> np.ndarray:
         """``-½ pᵀM⁻¹p`` per chain: the operations of ``-Metric.kinetic(p)``."""
         return row_dot(p, p if self.velocity is None else self.velocity(p)) * -0.5
@@ -439,15 +474,3 @@ class _Parameters:
         """
         noise = self.momentum_of(normals.reshape(p.shape))
         return noise if self.keep_coef is None else self.keep_coef * p + self.noise_coef * noise
-
-
-def _assemble(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], dim: int) -> LadderState:
-    """Put the per-chain final states back in chain order, momenta back to ``v = d·p``."""
-    ids = np.concatenate([part[0] for part in parts])
-    order = np.argsort(ids)
-    rows = np.concatenate([part[1] for part in parts])[order]
-    direction = np.concatenate([part[2] for part in parts])[order]
-    x, g = rows[:, :dim].copy(), rows[:, 2 * dim : 3 * dim].copy()
-    v = direction[:, None].astype(float) * -rows[:, dim : 2 * dim]
-    state = PhaseState(x=x, v=v, energy=rows[:, 3 * dim].copy(), grad=g)
-    return LadderState(state, direction, rows[:, 3 * dim + 1].copy(), None)

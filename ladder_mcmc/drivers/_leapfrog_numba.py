@@ -21,6 +21,12 @@ draw:
   is docs/design.md §4's ``u < min(1, max_{j≤a} p_j/p_0)`` (paper, section 4.3) for
   such a chain (:mod:`ladder_mcmc.drivers._leapfrog` explains why).
 
+It runs the fixed-length kernels only: a jittered-length kernel
+(``JitteredLengthLeapfrog``, :func:`ladder_mcmc.drivers._leapfrog.declared`'s
+``jittered``) stays on the numpy bookkeeping of :mod:`ladder_mcmc.drivers._leapfrog`
+whatever :func:`~ladder_mcmc.drivers._leapfrog.compiled` says (its rungs, which
+integrate each chain's own length, dominate the time there).
+
 numba is an optional dependency (``pip install "ladder_mcmc[fast]"``), and this
 module is imported only when it is used: ``_leapfrog.run`` uses it for
 runs long enough to repay loading it (:func:`ladder_mcmc.drivers._leapfrog.compiled`;
@@ -47,7 +53,8 @@ from ladder_mcmc.drivers._iteration_buffer import (
     STOP,
     IterationBuffer,
 )
-from ladder_mcmc.drivers._leapfrog import _Parameters, finish, initial_origin
+from ladder_mcmc.drivers._leapfrog import _Parameters, declared
+from ladder_mcmc.drivers._leapfrog_origin import finish, initial_origin
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
@@ -234,7 +241,7 @@ def run(
     handed to the compiled loops are few and packed (each array argument costs a
     fraction of a microsecond to pass).
     """
-    kp = _Parameters.of(kernel)
+    kp = _Parameters.of(kernel, declared(kernel))
     last = kp.rungs - 1
     steps_done = recorder.steps_done.astype(np.int64)
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)

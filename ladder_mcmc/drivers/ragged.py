@@ -96,6 +96,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     fallthrough = rule.fallthrough
     refresh = kernel.refresh
     refresh_changes = refresh is not None and refresh.changes_state
+    cost_of = getattr(map_, "cost_of", None)  # a cost per chain and step: recorded
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     step = recorder.steps_done.astype(np.int64)
@@ -203,8 +204,9 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
             # `nxt` is finite (made of finite rungs), so only leaves the refresh
             # replaced are checked
             ref_lp = quiet_log_density_of(map_, ref, nxt)[0] if refresh_changes else nxt_lp
+        cost = None if cost_of is None else np.asarray(cost_of(origin))  # the step's origin
         if everyone and in_sync:  # every chain at the same step: whole rows
-            recorder.record_row(sync_step, map_.draw(ref), code, n_moves, non_finite)
+            recorder.record_row(sync_step, map_.draw(ref), code, n_moves, non_finite, cost)
             sync_step += 1
             flushed = iteration % recorder.flush_every == 0
         else:
@@ -217,6 +219,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
                 code,
                 n_moves,
                 non_finite,
+                cost,
             )
         # the next step's uniform, for the chains that go on to one (all of them
         # until a chain can reach the last step)

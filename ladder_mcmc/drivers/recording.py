@@ -26,6 +26,10 @@ class StepRecorder(Protocol):
         Steps each chain has recorded so far.
     rungs, n_moves, non_finite : int arrays (n_steps, chains)
         Rung codes, map applications and non-finite rungs of every recorded step.
+    step_cost : int array (n_steps, chains) or None
+        Gradient evaluations per map application of every recorded step, for a map
+        whose cost varies per chain and step (``map.cost_of``): drivers pass it as
+        ``cost`` with each step, for such maps only; ``None`` until then.
     draws : array, tree of arrays, or None
         The kept draws (None until the first one).
     flush_every : int
@@ -39,6 +43,7 @@ class StepRecorder(Protocol):
     rungs: np.ndarray
     n_moves: np.ndarray
     non_finite: np.ndarray
+    step_cost: np.ndarray | None
     draws: Any
     flush_every: int
 
@@ -50,15 +55,18 @@ class StepRecorder(Protocol):
         rung: np.ndarray,
         n_moves: np.ndarray,
         non_finite: np.ndarray,
+        cost: np.ndarray | None = None,
     ) -> None:
         """Step ``steps[i]`` of chain ``chains[i]`` for every ``i`` (``draw=None``: the
-        draws were written already with :meth:`record_draws`)."""
+        draws were written already with :meth:`record_draws`; ``cost``: each step's
+        gradient evaluations per map application, maps with ``cost_of`` only)."""
 
     def record_draws(self, chains: np.ndarray, steps: np.ndarray, draw: Any) -> None:
         """The draws of step ``steps[i]`` of chain ``chains[i]`` that ``thin`` keeps."""
 
-    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite) -> None:
-        """Step ``step`` of every chain at once (chains in order)."""
+    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite, cost=None) -> None:
+        """Step ``step`` of every chain at once (chains in order); ``cost`` as for
+        :meth:`record`."""
 
     def record_masked(
         self,
@@ -69,11 +77,15 @@ class StepRecorder(Protocol):
         rung: np.ndarray,
         n_moves: np.ndarray,
         non_finite: np.ndarray,
+        cost: np.ndarray | None = None,
     ) -> bool:
         """Buffer the steps where ``mask`` (every ``i`` if None); True when it flushed."""
 
     def draw_rows(self, draw: Any) -> np.ndarray | None:
         """The kept draws as one ``(n_kept * n_chains, ...)`` array to write into, or None."""
+
+    def costs(self) -> np.ndarray:
+        """:attr:`step_cost`, allocated on first use (for writers that fill it themselves)."""
 
     def record_written(self, steps_done: np.ndarray) -> None:
         """Count the steps a writer put into :meth:`draw_rows` and the statistics."""

@@ -37,7 +37,8 @@ def run_synchronous(
     rng = streams.view()
     for t in range(recorder.completed(), stop):
         ks, info = kernel.step(ks, rng)
-        recorder.record_row(t, kernel.map.draw(ks.state), info.rung, info.n_moves, info.non_finite)
+        draw = kernel.map.draw(ks.state)
+        recorder.record_row(t, draw, info.rung, info.n_moves, info.non_finite, info.cost)
         if on_progress is not None:
             on_progress(t + 1)
     return ks

@@ -8,13 +8,18 @@ the look-ahead rule they make the paper's two samplers, :func:`hmc` and
 :func:`lahmc` (sections 3.4 and 4). Around them: the kinetic energy
 (:class:`KineticEnergy`, the interface; :class:`Metric`, the Gaussian momentum of a
 mass matrix; :class:`PowerKinetic`), other symmetric integrators (:class:`Yoshida4`,
-:class:`McLachlan2`), tempered and step-jittered leapfrogs, the lifted quantile
+:class:`McLachlan2`), tempered, step-jittered and length-jittered leapfrogs, the lifted quantile
 refresh of :func:`lifted_lahmc`, and the exact flow of a harmonic oscillator.
 """
 
 from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
 from ladder_mcmc.hamiltonian.integrators import McLachlan2, SymmetricSplitting, Yoshida4
 from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
+from ladder_mcmc.hamiltonian.jittered_length import (
+    JitteredLengthLeapfrog,
+    JitteredLengthState,
+    LengthJitter,
+)
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy, PowerKinetic
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.hamiltonian.lifted import (
@@ -31,9 +36,12 @@ from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
 __all__ = [
     "HarmonicFlow",
     "JitteredLeapfrog",
+    "JitteredLengthLeapfrog",
+    "JitteredLengthState",
     "JitteredPhaseState",
     "KineticEnergy",
     "Leapfrog",
+    "LengthJitter",
     "LiftResampleRefresh",
     "LiftedLeapfrog",
     "LiftedPhaseState",

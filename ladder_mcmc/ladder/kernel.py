@@ -59,19 +59,25 @@ class StepInfo:
     rung : int array (chains,)
         ``a ≥ 1`` for a move to ``L^a ζ``, ``0`` for the flip, ``-1`` for staying.
     n_moves : int array (chains,)
-        Map applications computed (gradient evaluations = ``n_moves * map.cost``).
+        Map applications computed (gradient evaluations = ``n_moves * map.cost``, or
+        ``n_moves * cost`` for a map with ``cost_of``).
     non_finite : int array (chains,)
         Rungs whose log density was not finite (treated as density zero).
     first_stage_prob : float array (chains,)
         ``C_0``, the probability of stopping at the rule's first stage (for
         the look-ahead rule, of taking ``L ζ``: HMC's acceptance probability).
         Step-size adaptation targets its mean.
+    cost : int array (chains,) or None
+        Gradient evaluations per map application in this step, for a map whose cost
+        varies per chain and step (``map.cost_of`` of the step's starting state);
+        ``None`` for a map of fixed cost (``map.cost``).
     """
 
     rung: np.ndarray
     n_moves: np.ndarray
     non_finite: np.ndarray
     first_stage_prob: np.ndarray | None = None
+    cost: np.ndarray | None = None
 
 
 def log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -234,6 +240,7 @@ class Ladder:
         memory = np.zeros(n)
         first_stage_prob = np.zeros(n)
         positions = tuple(rule.positions)
+        cost = None if map_.cost_of is None else np.asarray(map_.cost_of(ks.state))
         with np.errstate(all="ignore"):  # one errstate for the step (each costs microseconds)
             for s in range(len(positions)):
                 if pending.size == 0:
@@ -293,7 +300,7 @@ class Ladder:
         direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
         carry = rule.next_carry(ks.carry, u, code, ratio_taken)
         state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)
-        info = StepInfo(code, n_moves, non_finite, first_stage_prob)
+        info = StepInfo(code, n_moves, non_finite, first_stage_prob, cost)
         return LadderState(state, direction, new_lp, carry), info
 
     def apply_refresh(

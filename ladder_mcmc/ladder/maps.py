@@ -37,6 +37,13 @@ class ReversibleMap(abc.ABC):
         Gradient (or other expensive) evaluations one application of the map
         costs per chain. Used only for bookkeeping (``Trace.grad_evals``).
         Leapfrog sets it to its number of leapfrog steps ``M``.
+    cost_of : callable or None
+        ``None`` (here): every application costs :attr:`cost`. A map whose cost varies
+        per chain and step defines the method ``cost_of(state) -> int array (chains,)``,
+        the evaluations of one application during the step that starts from ``state``
+        (:class:`~ladder_mcmc.hamiltonian.jittered_length.JitteredLengthLeapfrog`: each
+        chain's ``n``); drivers then record it with every step
+        (``StepInfo.cost``, ``Trace.step_cost``) and the gradient counts stay exact.
     plain_leapfrog : bool
         Declared capability: the map is exactly :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`
         (its ``move``, ``integrate``, ``log_density`` and states) for its
@@ -62,6 +69,7 @@ class ReversibleMap(abc.ABC):
     """
 
     cost: int = 1
+    cost_of: ClassVar[Any] = None
     plain_leapfrog: ClassVar[bool] = False
 
     @property

@@ -10,7 +10,9 @@ A refresh declares what it is (read by the drivers and by ``Ladder``, never its
 type): ``kinetic_energies``, the kinetic energies it draws momenta for (which
 :func:`check_refresh_kinetic` holds to the map's), and
 ``gaussian_partial_refresh``, ``(β, metric)`` for exactly
-:class:`MomentumRefresh`. The base class declares nothing.
+:class:`MomentumRefresh`; ``length_law``, ``(M, w)`` for exactly ``LengthJitter``
+(:mod:`ladder_mcmc.hamiltonian.jittered_length`); ``composed_parts``, the parts
+a :class:`ComposedRefresh` applies in order. The base class declares nothing.
 """
 
 from __future__ import annotations
@@ -68,6 +70,23 @@ class Refresh(abc.ABC):
         """
         return None
 
+    @property
+    def length_law(self) -> tuple[int, int] | None:
+        """``(M, w)`` if this refresh is exactly ``LengthJitter``: each chain's
+        ``n_leapfrog`` redrawn as ``M − w + ⌊u (2w + 1)⌋`` from one uniform per chain,
+        nothing else changed; ``None`` here."""
+        return None
+
+    @property
+    def composed_parts(self) -> tuple[Refresh, ...] | None:
+        """The refreshes this one applies in order, and nothing else, if it is exactly a
+        :class:`ComposedRefresh`; ``None`` here.
+
+        With the parts' own declarations, what the fast path of the ragged schedule
+        reads of a composition (``MomentumRefresh(β) + LengthJitter(M)``).
+        """
+        return None
+
     def describe(self) -> dict:
         return {"refresh": type(self).__name__}
 
@@ -86,6 +105,17 @@ class ComposedRefresh(Refresh):
     def kinetic_energies(self) -> tuple:
         """Every part's declared kinetic energies, in order."""
         return tuple(k for p in self.parts for k in getattr(p, "kinetic_energies", ()))
+
+    @property
+    def composed_parts(self) -> tuple[Refresh, ...] | None:
+        """:attr:`parts` (declared by this class only: a subclass declares ``None``
+        unless it defines ``composed_parts`` itself)."""
+        return self.parts
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "composed_parts" not in vars(cls):
+            cls.composed_parts = Refresh.composed_parts  # type: ignore[assignment]
 
     def __call__(self, state, direction, rng):
         for part in self.parts:

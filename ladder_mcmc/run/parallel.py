@@ -89,6 +89,9 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
     cost: Any = first.cost  # per chain if the groups adapted different step counts
     if any(t.cost != first.cost for t in traces):
         cost = np.concatenate([np.full(t.n_chains, t.cost, dtype=np.int64) for t in traces])
+    step_cost = None  # per step (maps with cost_of): every group has it, being one kernel
+    if all(t.step_cost is not None for t in traces):
+        step_cost = cat("step_cost")
     warm = [t.warmup for t in traces]
     warmup = None
     if not any(w is None for w in warm):
@@ -106,6 +109,7 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
         wall_time=max(t.wall_time for t in traces),
         kernel=grouped_description([t.kernel for t in traces]),
         warmup=warmup,
+        step_cost=step_cost,
     )
 
 

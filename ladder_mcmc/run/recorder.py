@@ -1,7 +1,8 @@
 """The recorder: where a driver writes each chain's steps as it takes them.
 
 Draws (kept every ``thin`` steps) and per-step ladder statistics (rung taken, map
-applications, non-finite rungs), each chain at its own step; in memory, or in
+applications, non-finite rungs, and, for a map whose cost varies per chain and step,
+the gradient evaluations per map application), each chain at its own step; in memory, or in
 ``.npy`` files on disk (:mod:`ladder_mcmc.run.draws_files`). A
 :class:`~ladder_mcmc.run.trace.Trace` is made of what it holds.
 """
@@ -41,6 +42,11 @@ class Recorder:
     ``max_rung``: the largest rung code the kernel reports (``kernel.max_rung``);
     the rung codes are held in the smallest integer type that holds it
     (:func:`rung_dtype`).
+
+    ``step_cost``: ``None`` until a driver hands a step's cost (maps with ``cost_of``,
+    whose gradient evaluations per map application vary per chain and step); then
+    an int32 array (n_steps, chains), so that a run of a fixed-cost map keeps its
+    memory. :meth:`grad_evals_per_step` counts with it.
     """
 
     def __init__(
@@ -58,6 +64,7 @@ class Recorder:
         self.n_moves = np.zeros((n_steps, n_chains), dtype=np.int16)
         self.non_finite = np.zeros((n_steps, n_chains), dtype=np.int16)
         self.steps_done = np.zeros(n_chains, dtype=np.int64)
+        self.step_cost: np.ndarray | None = None
         self.draws: Any = None
         # np.zeros, not np.empty: calloc'd pages are mapped lazily and cheaply,
         # while first writes into np.empty memory in scattered order (the
@@ -78,19 +85,41 @@ class Recorder:
         rung: np.ndarray,
         n_moves: np.ndarray,
         non_finite: np.ndarray,
+        cost: np.ndarray | None = None,
     ) -> None:
         """Record step ``steps[i]`` of chain ``chains[i]`` for every ``i``.
 
         ``draw=None``: the draws were written already (:meth:`record_draws`).
+        ``cost``: gradient evaluations per map application of each step (maps with
+        ``cost_of``), or None.
         """
         self.rungs[steps, chains] = rung
         self.n_moves[steps, chains] = n_moves
         self.non_finite[steps, chains] = non_finite
+        if cost is not None:
+            self.costs()[steps, chains] = cost
         self.steps_done[chains] = steps + 1
         if draw is not None:
             self.record_draws(chains, steps, draw)
         if self._mapped:
             self._release(self.completed())
+
+    def costs(self) -> np.ndarray:
+        """:attr:`step_cost`, allocated (zeros) on first use."""
+        if self.step_cost is None:
+            self.step_cost = np.zeros((self.n_steps, self.n_chains), dtype=np.int32)
+        return self.step_cost
+
+    def grad_evals_per_step(self, cost: Any, done: int | None = None) -> np.ndarray:
+        """Gradient evaluations of each recorded step and chain, (done, chains).
+
+        ``n_moves`` times :attr:`step_cost` when steps came with their cost, else
+        times ``cost`` (the map's fixed ``cost``). ``done``: the steps every chain
+        has completed (default :meth:`completed`).
+        """
+        done = self.completed() if done is None else done
+        per_move = cost if self.step_cost is None else self.step_cost[:done]
+        return self.n_moves[:done].astype(np.int64) * per_move
 
     def record_draws(self, chains: np.ndarray, steps: np.ndarray, draw: Any) -> None:
         """Write the draws of step ``steps[i]`` of chain ``chains[i]`` (those ``thin`` keeps).
@@ -191,13 +220,16 @@ class Recorder:
 
         batch.tree_map(write, store, draw)
 
-    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite) -> None:
-        """Record step ``step`` of every chain at once (chains in order)."""
+    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite, cost=None) -> None:
+        """Record step ``step`` of every chain at once (chains in order); ``cost`` as
+        for :meth:`record`."""
         if self._buffer:
             self.flush()
         self.rungs[step] = rung
         self.n_moves[step] = n_moves
         self.non_finite[step] = non_finite
+        if cost is not None:
+            self.costs()[step] = cost
         self.steps_done[:] = step + 1
         if (step + 1) % self.thin == 0:
             row = (step + 1) // self.thin - 1
@@ -223,15 +255,17 @@ class Recorder:
         rung: np.ndarray,
         n_moves: np.ndarray,
         non_finite: np.ndarray,
+        cost: np.ndarray | None = None,
     ) -> bool:
         """Buffer step ``steps[i]`` of chain ``chains[i]`` for every ``i`` with ``mask[i]``.
 
-        ``mask = None`` means every ``i``. The arrays are kept by reference
-        until the next :meth:`flush`: the caller must not modify them in place.
+        ``mask = None`` means every ``i``; ``cost`` as for :meth:`record`. The arrays
+        are kept by reference until the next :meth:`flush`: the caller must not modify
+        them in place.
         A chain's steps must come in increasing order. Returns True if the
         buffer was flushed.
         """
-        self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite))
+        self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite, cost))
         if len(self._buffer) >= self.flush_every:
             self.flush()
             return True
@@ -264,13 +298,17 @@ class Recorder:
         all_chains, all_steps = cat(1), cat(2)
         chains, steps = all_chains, all_steps
         rung, n_moves, non_finite = cat(4), cat(5), cat(6)
+        cost = None if buf[0][7] is None else cat(7)  # a map's steps all come with it or not
         if sel is not None:
             chains, steps = chains[sel], steps[sel]
             rung, n_moves, non_finite = rung[sel], n_moves[sel], non_finite[sel]
+            cost = None if cost is None else cost[sel]
         flat = steps * self.n_chains + chains
         _scatter(self.rungs, flat, steps, chains, rung)
         _scatter(self.n_moves, flat, steps, chains, n_moves)
         _scatter(self.non_finite, flat, steps, chains, non_finite)
+        if cost is not None:
+            _scatter(self.costs(), flat, steps, chains, cost)
         # a chain may appear several times; its steps increase, so keep the largest
         np.maximum.at(self.steps_done, chains, steps + 1)
         # draws: entry by entry, in order, every chain of the entry (no gather).

@@ -224,6 +224,8 @@ def resume(
     recorder.rungs[:done] = trees["rungs"]
     recorder.n_moves[:done] = trees["n_moves"]
     recorder.non_finite[:done] = trees["non_finite"]
+    if trees.get("step_cost") is not None:  # a map whose cost varies per chain and step
+        recorder.costs()[:done] = trees["step_cost"]
     recorder.steps_done[:] = done
     kept = done // recorder.thin
     streamed_to = _restore_draws(recorder, path, meta, trees["draws"], kept, new_file)

@@ -26,7 +26,9 @@ class Trace:
         Rungs per step whose density was not finite.
     cost : int or int array (chains,)
         Gradient evaluations per map application (per chain if groups of
-        chains run through an executor adapted different leapfrog step counts).
+        chains run through an executor adapted different leapfrog step counts);
+        for a map whose cost varies per chain and step, its fixed ``map.cost``, and
+        ``step_cost`` holds the counts.
     max_rung : int
         ``K``; ``rung_counts`` has length ``K + 1``.
     thin : int
@@ -46,6 +48,10 @@ class Trace:
         evaluations (not included in ``grad_evals``), when ``warmup > 0``;
         a :class:`~ladder_mcmc.run.adaptation.GroupedWarmup` (the same attributes,
         per group) for several groups of chains run through an executor.
+    step_cost : int array (n_steps, chains) or None
+        Gradient evaluations per map application of every step, for a map whose cost
+        varies per chain and step (``map.cost_of``: a jittered trajectory length); then
+        ``grad_evals_per_step`` is ``n_moves * step_cost``. ``None`` otherwise.
     """
 
     states: Any
@@ -60,6 +66,7 @@ class Trace:
     wall_time: float = 0.0
     kernel: dict = attrs.field(factory=dict)
     warmup: Any = None
+    step_cost: np.ndarray | None = None
 
     @property
     def n_steps(self) -> int:
@@ -104,7 +111,8 @@ class Trace:
     @property
     def grad_evals_per_step(self) -> np.ndarray:
         """Gradient evaluations per step and chain, (n_steps, chains)."""
-        return self.n_moves.astype(np.int64) * self.cost
+        per_move = self.cost if self.step_cost is None else self.step_cost
+        return self.n_moves.astype(np.int64) * per_move
 
     @property
     def grad_evals(self) -> np.ndarray:

@@ -123,12 +123,12 @@ SELECTION_MUTANTS = {
     # a PowerKinetic leapfrog ran with the Gaussian kinetic energy)
     "exact types": [
         (
-            """    if not getattr(kernel.map, "plain_leapfrog", False):
+            """    if not getattr(kernel.map, "plain_leapfrog", False) and not jittered:
         return None
     metric = getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)
     rungs = getattr(kernel.rule, "look_ahead_rungs", None)
 """,
-            """    if type(kernel.map) is not Leapfrog:
+            """    if type(kernel.map) is not Leapfrog and not jittered:
         return None
     if type(kernel.rule).__name__ != "LookAheadRule":
         return None
@@ -157,6 +157,20 @@ SELECTION_MUTANTS = {
         (
             'getattr(kernel.rule, "look_ahead_rungs", None)',
             'getattr(kernel.rule, "max_rungs", None)',
+        )
+    ],
+    # a jittered-length map run with a fixed length: its LengthJitter taken for no refresh
+    "length law ignored": [
+        (
+            "elif law is not None and lengths is None:\n            lengths = law\n",
+            "elif law is not None and lengths is None:\n            lengths = None\n",
+        )
+    ],
+    # each chain's n ignored: every rung integrates the map's n_steps
+    "lengths ignored": [
+        (
+            "x, p, e, g = kp.rung_lengths(xc, pc, gc, lengths)",
+            "x, p, e, g = kp.rung(xc, pc, gc)",
         )
     ],
     # a composition taken for its first part (MomentumRefresh + DirectionRefresh)

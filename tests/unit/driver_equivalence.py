@@ -3,11 +3,12 @@ generic ragged driver's trace, bit for bit.
 
 Hypothesis composes kernels from the shipped parts: maps (``Leapfrog`` on an identity,
 diagonal or dense ``Metric`` or on a ``PowerKinetic``; ``Yoshida4``, ``McLachlan2``,
-``TemperedLeapfrog``, ``JitteredLeapfrog``, ``LiftedLeapfrog``, ``HarmonicFlow``,
-``CycleShift``) × rules (``LookAheadRule``, ``ReducedFlipRule``,
+``TemperedLeapfrog``, ``JitteredLeapfrog``, ``JitteredLengthLeapfrog``, ``LiftedLeapfrog``,
+``HarmonicFlow``, ``CycleShift``) × rules (``LookAheadRule``, ``ReducedFlipRule``,
 ``ReducedFlipLookAheadRule``, ``PersistentUniformRule``) × refreshes (none, or one or
 two of ``MomentumRefresh``, ``NormalizedMomentumRefresh``, ``DirectionRefresh``,
-``StepSizeJitter``, ``LiftedQuantileRefresh``, ``LiftResampleRefresh``, where they fit
+``StepSizeJitter``, ``LengthJitter``, ``LiftedQuantileRefresh``, ``LiftResampleRefresh``,
+where they fit
 the map), each momentum refresh on the map's own kinetic energy, an equal copy of it,
 or another one. :func:`driver_equivalence_property` then checks that
 
@@ -15,10 +16,13 @@ or another one. :func:`driver_equivalence_property` then checks that
   (``ValueError``), and every other composition is accepted;
 * the fast path's ``applies_to`` (``ladder_mcmc.drivers._leapfrog``) accepts exactly
   the leapfrog look-ahead kernels on a ``Metric`` (``Leapfrog``, ``LookAheadRule``,
-  ``MomentumRefresh`` on the map's metric or none; ``check_selection``);
+  ``MomentumRefresh`` on the map's metric or none; or ``JitteredLengthLeapfrog`` with at
+  most one such ``MomentumRefresh`` and at most one ``LengthJitter``;
+  ``check_selection``);
 * the fast path, with its numpy and (if numba is installed) its compiled
   bookkeeping, gives the generic ragged driver's trace bit for bit on every kernel it
-  accepts: draws, rungs, map applications, non-finite counts, final kernel state;
+  accepts: draws, rungs, map applications, non-finite counts, recorded costs
+  (``step_cost``), final kernel state;
 * every chain draws from its own random streams: the generic driver gives the same
   trace when the chains are brought together every third step (``checkpoint_every``),
   and, on the exact map ``CycleShift``, on the synchronous schedule.
@@ -35,6 +39,7 @@ import attrs
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from step_cost_shim import sample_records_step_cost
 
 from ladder_mcmc import (
     ComposedRefresh,
@@ -42,8 +47,10 @@ from ladder_mcmc import (
     DirectionRefresh,
     HarmonicFlow,
     JitteredLeapfrog,
+    JitteredLengthLeapfrog,
     Ladder,
     Leapfrog,
+    LengthJitter,
     LiftedLeapfrog,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
@@ -89,7 +96,7 @@ KINETICS = {
 }
 GAUSSIAN = ("identity", "diagonal", "dense")
 POWER = ("power-1.5", "power-2")
-LEAPFROGS = ("leapfrog", "yoshida4", "mclachlan2", "tempered", "jittered", "lifted")
+LEAPFROGS = ("leapfrog", "yoshida4", "mclachlan2", "tempered", "jittered", "lifted", "length")
 MAPS = (*LEAPFROGS, "harmonic", "cycle")
 
 LOOK_AHEAD = st.sampled_from([4, 2, 3, 1]).map(LookAheadRule)
@@ -99,6 +106,9 @@ OTHER_RULES = st.one_of(
     st.builds(PersistentUniformRule, st.sampled_from([3, 1, 2]), st.sampled_from([0.5, 0.01])),
 )
 RULES = LOOK_AHEAD | OTHER_RULES
+JITTERS = st.sampled_from([1.0, 0.5])
+#: refreshes of a jittered-length map that the fast path runs
+LENGTH_REFRESHES = [["momentum", "length"], ["length"], ["length", "momentum"], ["momentum"], []]
 
 
 @attrs.frozen
@@ -123,6 +133,7 @@ def _map(kind: str, kinetic, step: float, n_steps: int):
         "yoshida4": Yoshida4,
         "mclachlan2": McLachlan2,
         "jittered": JitteredLeapfrog,
+        "length": JitteredLengthLeapfrog,
         "lifted": LiftedLeapfrog,
     }.get(kind)
     if cls is None:
@@ -157,6 +168,8 @@ def _refresh(draw, parts: list[str], name: str, kinetic):
             chosen.append(DirectionRefresh(draw(st.sampled_from([0.25, 1.0]))))
         elif part == "jitter":
             chosen.append(StepSizeJitter(0.5))
+        elif part == "length":
+            chosen.append(LengthJitter(draw(st.sampled_from([4, 1, 2])), draw(JITTERS)))
         else:
             chosen.append(LiftResampleRefresh(0.3))
     refresh = None if not chosen else chosen[0] if len(chosen) == 1 else ComposedRefresh(chosen)
@@ -168,8 +181,10 @@ def cases(draw) -> Case:
     """A kernel composed of shipped parts (see the module docstring).
 
     A third are the specialised driver's kernels (``Leapfrog`` on a ``Metric``,
-    ``LookAheadRule``, no refresh or one ``MomentumRefresh``), a third differ from
-    those in one part (map, kinetic energy, rule or refresh), a third are any.
+    ``LookAheadRule``, no refresh or one ``MomentumRefresh``; or
+    ``JitteredLengthLeapfrog`` with ``MomentumRefresh`` and ``LengthJitter`` parts), a
+    third differ from those in one part (map, kinetic energy, rule or refresh), a third
+    are any.
     """
     mode = draw(st.sampled_from(["fast", "near miss", "any"]))
     if mode == "any":
@@ -180,15 +195,27 @@ def cases(draw) -> Case:
         parts = ["momentum", "normalized", "direction"] if kind != "cycle" else ["direction"]
         if kind == "jittered":
             parts += ["jitter", "jitter"]
+        if kind == "length":
+            parts += ["length", "length"]
         if kind == "lifted" and name in POWER:
             parts += ["lifted", "lifted", "lift-resample"]
         chosen = [draw(st.sampled_from(parts)) for _ in range(draw(st.integers(0, 2)))]
     else:
-        kind, name, rule = "leapfrog", draw(st.sampled_from(GAUSSIAN)), draw(LOOK_AHEAD)
+        kind = draw(st.sampled_from(["leapfrog", "length"]))
+        name, rule = draw(st.sampled_from(GAUSSIAN)), draw(LOOK_AHEAD)
         chosen = draw(st.sampled_from([["momentum"], []]))
+        if kind == "length":
+            chosen = draw(st.sampled_from(LENGTH_REFRESHES))
         change = draw(st.sampled_from(["map", "kinetic", "rule", "refresh"]))
         if mode == "fast":
             pass
+        elif change == "refresh" and kind == "length":
+            chosen = draw(
+                st.sampled_from(
+                    [["momentum", "length", "direction"], ["length", "length"]]
+                    + [["momentum", "momentum", "length"], ["normalized", "length"]]
+                )
+            )
         elif change == "map":
             kind = draw(st.sampled_from([*LEAPFROGS[1:], "harmonic"]))
         elif change == "kinetic":
@@ -203,19 +230,34 @@ def cases(draw) -> Case:
                 )
             )
     name = "identity" if kind == "harmonic" else name
+    if kind != "length":  # LengthJitter needs the lengths only JitteredLengthLeapfrog carries
+        chosen = [part for part in chosen if part != "length"]
     kinetic = KINETICS[name]()
     step = draw(st.sampled_from([1.1, 0.3, 2.3]))
     map_ = _map(kind, kinetic, step, draw(st.integers(1, 4)))
     refresh, refused = _refresh(draw, chosen, name, kinetic)
     fast = (
-        kind == "leapfrog"
+        kind in ("leapfrog", "length")
         and name in GAUSSIAN
         and type(rule) is LookAheadRule
-        and (refresh is None or type(refresh) is MomentumRefresh)
+        and _fast_refresh(kind, refresh)
         and not refused
     )
     init = CYCLE_X0 if kind == "cycle" else X0
     return Case(map_, rule, refresh, refused, fast, init)
+
+
+def _fast_refresh(kind: str, refresh) -> bool:
+    """Whether the fast path runs ``refresh`` on a ``kind`` map: none or one
+    ``MomentumRefresh`` (a plain leapfrog); at most one ``MomentumRefresh`` and one
+    ``LengthJitter``, alone or composed (a jittered length)."""
+    if refresh is None or type(refresh) is MomentumRefresh:
+        return True
+    if kind != "length":
+        return False
+    parts = refresh.parts if type(refresh) is ComposedRefresh else (refresh,)
+    kinds = [type(part) for part in parts]
+    return set(kinds) <= {MomentumRefresh, LengthJitter} and len(set(kinds)) == len(kinds)
 
 
 def run(kernel, init, seed: int, driver: str, n_steps: int = N_STEPS, **options):
@@ -229,7 +271,8 @@ def run(kernel, init, seed: int, driver: str, n_steps: int = N_STEPS, **options)
         else:
             drivers.COMPILED = driver == "numba"
         schedule = "synchronous" if driver == "synchronous" else "ragged"
-        return sample(kernel, init, n_steps, seed=seed, schedule=schedule, **options)
+        with sample_records_step_cost():
+            return sample(kernel, init, n_steps, seed=seed, schedule=schedule, **options)
     finally:
         drivers.FAST_PATH, drivers.COMPILED = saved
 
@@ -241,6 +284,9 @@ def assert_same_trace(a, b) -> None:
     np.testing.assert_array_equal(a.rungs, b.rungs)
     np.testing.assert_array_equal(a.n_moves, b.n_moves)
     np.testing.assert_array_equal(a.non_finite_rungs, b.non_finite_rungs)
+    assert (a.step_cost is None) == (b.step_cost is None), "step costs recorded by one only"
+    if a.step_cost is not None:
+        np.testing.assert_array_equal(a.step_cost, b.step_cost)
     assert type(a.final.state) is type(b.final.state), (
         f"final states of another class: {type(a.final.state)}, {type(b.final.state)}"
     )

@@ -35,6 +35,7 @@ TOP_LEVEL = [
     "TemperedLeapfrog", "Trace", "Yoshida4", "check_gradient", "hmc", "lahmc", "lifted_lahmc",
     "resume", "sample",
     "ChainStreams",
+    "JitteredLengthLeapfrog", "JitteredLengthState", "LengthJitter",
 ]  # fmt: skip
 
 #: the public names of each namespace before the move -> where each lives now

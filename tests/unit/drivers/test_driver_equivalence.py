@@ -30,12 +30,15 @@ from driver_equivalence import (
 )
 
 from ladder_mcmc import (
+    ComposedRefresh,
     CycleShift,
     DirectionRefresh,
     HarmonicFlow,
     JitteredLeapfrog,
+    JitteredLengthLeapfrog,
     Ladder,
     Leapfrog,
+    LengthJitter,
     LiftedLeapfrog,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
@@ -86,6 +89,20 @@ EXPLICIT = {
         JitteredLeapfrog(TARGET, 0.3, 3, DIAGONAL),
         LookAheadRule(3),
         MomentumRefresh(0.2, DIAGONAL) + StepSizeJitter(0.3),
+        False,
+        False,
+    ),
+    "jittered length": (
+        JitteredLengthLeapfrog(TARGET, 0.3, 3, DIAGONAL),
+        LookAheadRule(3),
+        MomentumRefresh(0.2, DIAGONAL) + LengthJitter(3),
+        False,
+        True,
+    ),
+    "jittered length, two laws": (
+        JitteredLengthLeapfrog(TARGET, 0.3, 3, DIAGONAL),
+        LookAheadRule(3),
+        LengthJitter(3) + MomentumRefresh(0.2, DIAGONAL) + LengthJitter(2),
         False,
         False,
     ),
@@ -149,6 +166,21 @@ class MyMetric(Metric):
     pass
 
 
+@attrs.frozen(eq=False)
+class MyLengthLeapfrog(JitteredLengthLeapfrog):
+    pass
+
+
+@attrs.frozen
+class MyLengthJitter(LengthJitter):
+    pass
+
+
+@attrs.frozen
+class MyComposedRefresh(ComposedRefresh):
+    pass
+
+
 def test_kinetic_energies_satisfy_the_protocol():
     for make in KINETICS.values():
         assert isinstance(make(), KineticEnergy)
@@ -166,6 +198,12 @@ def test_shipped_fast_kernels_keep_the_fast_path():
         lahmc(TARGET, 0.5, 3, 0.2, 2, inverse_mass=np.diag(diagonal) + 0.1),
         Ladder(Leapfrog(TARGET, 0.5, 3), LookAheadRule(2), None),
         Ladder(DeclaredLeapfrog(TARGET, 0.5, 3), LookAheadRule(2), MomentumRefresh(0.3)),
+        Ladder(JitteredLengthLeapfrog(TARGET, 0.5, 3), LookAheadRule(2), LengthJitter(3)),
+        Ladder(
+            JitteredLengthLeapfrog(TARGET, 0.5, 3),
+            LookAheadRule(2),
+            MomentumRefresh(0.3) + LengthJitter(3, 0.5),
+        ),
     ):
         assert _leapfrog.applies_to(kernel)
 
@@ -180,8 +218,28 @@ def test_shipped_fast_kernels_keep_the_fast_path():
         Ladder(Leapfrog(TARGET, 0.5, 3, PowerKinetic(2.0, np.ones(2))), LookAheadRule(2), None),
         lahmc(TARGET, 0.5, 3, 0.1, jitter=0.2),
         lifted_lahmc(TARGET, 0.5, 3),
+        Ladder(MyLengthLeapfrog(TARGET, 0.5, 3), LookAheadRule(2), LengthJitter(3)),
+        Ladder(JitteredLengthLeapfrog(TARGET, 0.5, 3), LookAheadRule(2), MyLengthJitter(3)),
+        Ladder(
+            JitteredLengthLeapfrog(TARGET, 0.5, 3),
+            LookAheadRule(2),
+            MyComposedRefresh((MomentumRefresh(0.3), LengthJitter(3))),
+        ),
+        Ladder(Leapfrog(TARGET, 0.5, 3), LookAheadRule(2), MomentumRefresh(0.3) + LengthJitter(3)),
     ],
-    ids=["map", "rule", "refresh", "metric", "power-2", "jittered", "lifted"],
+    ids=[
+        "map",
+        "rule",
+        "refresh",
+        "metric",
+        "power-2",
+        "jittered",
+        "lifted",
+        "length map",
+        "length refresh",
+        "composition",
+        "length law on a fixed length",
+    ],  # fmt: skip
 )
 def test_parts_that_declare_nothing_go_to_the_generic_driver(kernel):
     assert not _leapfrog.applies_to(kernel)
