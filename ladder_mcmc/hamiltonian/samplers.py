@@ -157,8 +157,8 @@ def hmc(
 
 def lifted_lahmc(
     target: Target,
-    step_size: float,
-    n_leapfrog: int,
+    step_size: float | None = None,
+    n_leapfrog: int = 30,
     delta: float = 0.06,
     look_ahead: int = 4,
     a: float = 1.25,
@@ -181,10 +181,12 @@ def lifted_lahmc(
     ----------
     target : Target
         Energy and gradient.
-    step_size : float
-        Leapfrog step ``ε`` in the whitened coordinates ``x / √m`` (warm-up adapts it).
+    step_size : float, optional
+        Leapfrog step ``ε`` in the whitened coordinates ``x / √m``; unset: adapted in
+        warm-up (``sample`` runs one by default), starting from 1.
     n_leapfrog : int
-        Leapfrog steps per rung ``M``.
+        Leapfrog steps per rung ``M`` (not adapted: the criterion of
+        :mod:`ladder_mcmc.run.trajectory` assumes a Gaussian momentum).
     delta : float in (0, 1]
         Quantile step of the lifted refresh per ladder step (a sweep takes ``1/δ`` steps).
     look_ahead : int
@@ -192,8 +194,8 @@ def lifted_lahmc(
     a : float in (1, 2]
         Exponent of the kinetic energy (2: Gaussian momentum; smaller: heavier tails).
     inverse_mass : array (dim,), optional
-        Diagonal inverse mass ``m``; ones of ``target.dim`` if omitted. Warm-up
-        (``sample(..., warmup=W)``) adapts it within the same family.
+        Diagonal inverse mass ``m``; unset: ones of ``target.dim`` to start, adapted in
+        warm-up within the same family.
 
     Raises
     ------
@@ -206,14 +208,19 @@ def lifted_lahmc(
     >>> import numpy as np
     >>> from ladder_mcmc import lifted_lahmc, sample
     >>> from ladder_mcmc.models import RoughWell
-    >>> kernel = lifted_lahmc(RoughWell(), step_size=0.5, n_leapfrog=30)
+    >>> kernel = lifted_lahmc(RoughWell())
     >>> trace = sample(kernel, np.zeros((4, 2)), 100, seed=0, warmup=100, target_prob=0.7)
     >>> trace.positions.shape
     (100, 4, 2)
     """
     positive_int("look_ahead", look_ahead)
     positive_int("n_leapfrog", n_leapfrog)
+    adapt = {"step_size"} if step_size is None else set()
+    step_size = positive_finite(
+        "step_size", STARTING_VALUES["step_size"] if step_size is None else step_size
+    )
     if inverse_mass is None:
+        adapt.add("inverse_mass")
         dim = getattr(target, "dim", None)
         if dim is None:
             raise ValueError(
@@ -226,4 +233,5 @@ def lifted_lahmc(
         LiftedLeapfrog(target, step_size, n_leapfrog, kinetic),
         LookAheadRule(look_ahead),
         LiftedQuantileRefresh(delta, kinetic),
+        adapt=frozenset(adapt),
     )

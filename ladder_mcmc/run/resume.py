@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ladder_mcmc.diagnostics.checks import check_trace
 from ladder_mcmc.drivers.streams import ChainStreams

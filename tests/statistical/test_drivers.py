@@ -56,7 +56,7 @@ def _statistics(name: str, schedule: str, seed: int) -> dict[str, tuple[float, f
     """Mean and standard error (over independent chains) of each statistic."""
     target, kernel = _kernel(name)
     rng = np.random.default_rng(seed)
-    trace = sample(kernel, target.sample(CHAINS, rng), STEPS, seed=rng, schedule=schedule)
+    trace = sample(kernel, target.sample(CHAINS, rng), STEPS, seed=rng, schedule=schedule, warmup=0)
     per_chain: dict[str, np.ndarray] = {"F": (trace.rungs == 0).mean(axis=0)}
     for a in range(1, trace.max_rung + 1):
         per_chain[f"L{a}"] = (trace.rungs == a).mean(axis=0)

@@ -39,7 +39,6 @@ import attrs
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from step_cost_shim import sample_records_step_cost
 
 from ladder_mcmc import (
     ComposedRefresh,
@@ -271,8 +270,7 @@ def run(kernel, init, seed: int, driver: str, n_steps: int = N_STEPS, **options)
         else:
             drivers.COMPILED = driver == "numba"
         schedule = "synchronous" if driver == "synchronous" else "ragged"
-        with sample_records_step_cost():
-            return sample(kernel, init, n_steps, seed=seed, schedule=schedule, **options)
+        return sample(kernel, init, n_steps, seed=seed, schedule=schedule, **options)
     finally:
         drivers.FAST_PATH, drivers.COMPILED = saved
 

@@ -33,7 +33,7 @@ def test_n_leapfrog_and_n_steps(value):
     with pytest.raises(ValueError, match=rf"n_steps.*{value}"):
         Leapfrog(TARGET, 1.0, value)
     with pytest.raises(ValueError, match=rf"n_steps.*{value}"):
-        sample(hmc(TARGET, 1.0, 10, 0.1), np.zeros((2, 2)), value)
+        sample(hmc(TARGET, 1.0, 10, 0.1), np.zeros((2, 2)), value, warmup=0)
 
 
 @pytest.mark.parametrize("value", [0, -1, 1.5])
@@ -75,24 +75,26 @@ def test_from_alpha_is_the_papers_beta():
 )
 def test_init(init, match):
     with pytest.raises(ValueError, match=match):
-        sample(lahmc(TARGET, 1.0, 10, 0.1), init, 5, seed=0)
+        sample(lahmc(TARGET, 1.0, 10, 0.1), init, 5, seed=0, warmup=0)
 
 
 def test_init_with_non_finite_energy_and_bad_gradient_shape():
     bad_energy = FunctionTarget(lambda x: np.where(x[:, 0] > 0, np.nan, 0.0), lambda x: x, dim=2)
     with pytest.raises(ValueError, match=r"not finite.*chains \[1\]"):
-        sample(lahmc(bad_energy, 1.0, 2, 0.1), np.array([[-1.0, 0.0], [1.0, 0.0]]), 3, seed=0)
+        sample(
+            lahmc(bad_energy, 1.0, 2, 0.1), np.array([[-1.0, 0.0], [1.0, 0.0]]), 3, seed=0, warmup=0
+        )
     bad_grad = FunctionTarget(lambda x: (x**2).sum(1), lambda x: x[:, :1], dim=2)
     with pytest.raises(ValueError, match=r"target.grad must return shape \(2, 2\)"):
-        sample(lahmc(bad_grad, 1.0, 2, 0.1), np.zeros((2, 2)), 3, seed=0)
+        sample(lahmc(bad_grad, 1.0, 2, 0.1), np.zeros((2, 2)), 3, seed=0, warmup=0)
 
 
 def test_schedule_and_thin():
     kernel = lahmc(TARGET, 1.0, 10, 0.1)
     with pytest.raises(ValueError, match="schedule.*'fast'"):
-        sample(kernel, np.zeros((2, 2)), 5, schedule="fast")
+        sample(kernel, np.zeros((2, 2)), 5, schedule="fast", warmup=0)
     with pytest.raises(ValueError, match="thin.*0"):
-        sample(kernel, np.zeros((2, 2)), 5, thin=0)
+        sample(kernel, np.zeros((2, 2)), 5, thin=0, warmup=0)
 
 
 @pytest.mark.parametrize("executor", [None, "threads"])
@@ -107,7 +109,7 @@ def test_thin_beyond_n_steps_is_refused_before_any_work(executor):
     with pytest.raises(ValueError, match=r"thin=6.*n_steps=5"):
         sample(kernel, np.zeros((4, 2)), 5, thin=6, warmup=10, executor=pool)
     assert calls == []
-    trace = sample(kernel, np.zeros((4, 2)), 5, seed=0, thin=5, executor=pool)
+    trace = sample(kernel, np.zeros((4, 2)), 5, seed=0, thin=5, executor=pool, warmup=0)
     assert trace.positions.shape == (1, 4, 2)
     if pool:
         pool.shutdown()
@@ -131,4 +133,4 @@ def test_inverse_mass_shape():
     with pytest.raises(ValueError, match="inverse_mass"):
         lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.ones((2, 3)))
     with pytest.raises(ValueError, match="inverse_mass has dimension 3"):
-        sample(lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.ones(3)), np.zeros((2, 2)), 2)
+        sample(lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.ones(3)), np.zeros((2, 2)), 2, warmup=0)

@@ -137,7 +137,7 @@ def _far_rung_kernel():
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_rung_150_is_recorded_as_150(schedule):
     kernel, ks = _far_rung_kernel()
-    trace = sample(kernel, ks, 1, seed=0, schedule=schedule)
+    trace = sample(kernel, ks, 1, seed=0, schedule=schedule, warmup=0)
     assert (trace.rungs[0] == 150).all()
     assert trace.transition_fractions()["L150"] == 1.0
     assert "stay" not in trace.transition_fractions()
@@ -146,8 +146,8 @@ def test_rung_150_is_recorded_as_150(schedule):
 def test_rung_150_survives_a_checkpoint_and_resume(tmp_path):
     kernel, ks = _far_rung_kernel()
     path = tmp_path / "run.npz"
-    whole = sample(kernel, ks, 4, seed=3)
-    first = sample(kernel, ks, 4, seed=3, checkpoint=path, checkpoint_every=1)
+    whole = sample(kernel, ks, 4, seed=3, warmup=0)
+    first = sample(kernel, ks, 4, seed=3, checkpoint=path, checkpoint_every=1, warmup=0)
     assert first.rung_counts[150] > 0
     resumed = resume(path, kernel, n_steps=2)
     assert resumed.rungs.dtype == first.rungs.dtype
@@ -200,7 +200,7 @@ def test_numpy_numbers_as_settings(int_type, float_type):
     for kernel in kernels:
         _json_safe(kernel.describe())
         init = np.zeros(4, dtype=np.int64) if isinstance(kernel.map, CycleShift) else X0
-        trace = sample(kernel, init, i(6), seed=i(1), thin=i(2))
+        trace = sample(kernel, init, i(6), seed=i(1), thin=i(2), warmup=0)
         assert trace.rungs.shape == (6, 4)
         _json_safe(trace.kernel)
 

@@ -59,7 +59,7 @@ def test_healthy_run_is_quiet():
 
 def test_huge_step_size_warns_of_flips_and_chains_that_never_moved():
     with pytest.warns(SamplingWarning) as seen:
-        sample(lahmc(GAUSS, 30.0, 10, 0.5), X0, 300, seed=1)
+        sample(lahmc(GAUSS, 30.0, 10, 0.5), X0, 300, seed=1, warmup=0)
     text = [str(w.message) for w in seen]
     flips = [t for t in text if "ended in a flip" in t]
     assert len(flips) == 1 and flips[0].startswith("100% of the 1200 steps (300 steps × 4 chains)")
@@ -81,7 +81,7 @@ def test_chains_stuck_in_two_modes_warn_of_r_hat():
     target = FunctionTarget(energy, grad, dim=2)
     x0 = np.array([[10.0, 10.0], [10.0, 10.0], [-10.0, -10.0], [-10.0, -10.0]])
     with pytest.warns(SamplingWarning, match=r"R-hat above 1\.01 for 2 of 2 parameters") as seen:
-        sample(lahmc(target, 0.5, 5, 0.5), x0, 1000, seed=1)
+        sample(lahmc(target, 0.5, 5, 0.5), x0, 1000, seed=1, warmup=0)
     message = next(str(w.message) for w in seen if "R-hat" in str(w.message))
     assert "(worst: x" in message and "1.73" in message and "several modes" in message
     assert not any("flip" in str(w.message) for w in seen)
@@ -102,7 +102,7 @@ def test_a_region_of_nan_energy_warns_of_non_finite_energies():
 
 def test_short_run_warns_of_too_few_effective_draws():
     with pytest.warns(SamplingWarning, match=r"below 100 per chain \(400 for 4 chains\)") as seen:
-        sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 40, seed=1)
+        sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 40, seed=1, warmup=0)
     message = next(str(w.message) for w in seen if "effective sample size" in str(w.message))
     assert "bulk" in message and "tail" in message and "Run more steps" in message
 
@@ -112,15 +112,17 @@ def test_checks_false_turns_off_the_warnings_and_the_gradient_check():
     assert seen == []
     target, x = wrong_gradients()["wrong sign"]
     with pytest.raises(ValueError, match="disagrees with finite differences"):
-        sample(lahmc(target, 0.1, 5, 0.5), x, 10, seed=1)
-    sample(lahmc(target, 0.1, 5, 0.5), x, 10, seed=1, checks=False)  # runs, however wrong
+        sample(lahmc(target, 0.1, 5, 0.5), x, 10, seed=1, warmup=0)
+    sample(lahmc(target, 0.1, 5, 0.5), x, 10, seed=1, checks=False, warmup=0)  # runs, however wrong
 
 
 def test_resume_warns_and_honours_checks():
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "run.npz")
         kernel = lahmc(GAUSS, 30.0, 10, 0.5)
-        sample(kernel, X0, 100, seed=1, checkpoint=path, checkpoint_every=50, checks=False)
+        sample(
+            kernel, X0, 100, seed=1, checkpoint=path, checkpoint_every=50, checks=False, warmup=0
+        )
         with pytest.warns(SamplingWarning, match="ended in a flip") as seen:
             resume(path, kernel, 100)
         assert all(w.filename == __file__ for w in seen)
@@ -147,7 +149,7 @@ def test_checks_are_not_counted_in_wall_time(monkeypatch):
     sampling = importlib.import_module("ladder_mcmc.run.sample")
     monkeypatch.setattr(sampling, "check_trace", slow_check)
     start = time.perf_counter()
-    trace = sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 20, seed=1)
+    trace = sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 20, seed=1, warmup=0)
     assert time.perf_counter() - start >= 0.3 > trace.wall_time
 
 
@@ -168,7 +170,7 @@ def test_trace_without_steps_is_not_checked():
 def test_never_moved_is_seen_from_positions_too():
     """A chain whose rungs say it moved but whose positions never changed (a map that is
     the identity on it) is reported; the other chains are not."""
-    trace = sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 50, seed=1, checks=False)
+    trace = sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 50, seed=1, checks=False, warmup=0)
     states = np.array(trace.states)
     states[:, 2] = states[0, 2]
     frozen = Trace(
@@ -195,8 +197,10 @@ def test_long_runs_are_checked_on_every_t_th_step_and_draws_files_in_blocks(monk
     x0 = gauss.sample(4, np.random.default_rng(2))
     kernel = lahmc(gauss, 0.3, 10, 0.5)
     with tempfile.TemporaryDirectory() as folder:
-        on_disk = sample(kernel, x0, 400, seed=1, checks=False, draws_file=f"{folder}/x.npy")
-        in_memory = sample(kernel, x0, 400, seed=1, checks=False)
+        on_disk = sample(
+            kernel, x0, 400, seed=1, checks=False, draws_file=f"{folder}/x.npy", warmup=0
+        )
+        in_memory = sample(kernel, x0, 400, seed=1, checks=False, warmup=0)
         assert isinstance(on_disk.states, np.memmap)
         assert trace_problems(on_disk) == trace_problems(in_memory)
         monkeypatch.setattr(checks, "CHECKED_DRAWS", 400 * 4 * 3 // 4)
@@ -333,15 +337,17 @@ def test_gradient_check_in_sample_for_every_leapfrog_family_and_initial_state():
     target, x = wrong_gradients()["factor 2"]
     for kernel in (hmc(target, 0.1, 5, 1.0), lifted_lahmc(target, 0.1, 5)):
         with pytest.raises(ValueError, match="off by a factor of 2"):
-            sample(kernel, x, 10, seed=1)
+            sample(kernel, x, 10, seed=1, warmup=0)
     good = lahmc(GAUSS, 0.3, 5, 0.5)
-    trace = sample(good, X0, 10, seed=1)
-    sample(good, trace.final, 10, seed=2)  # a LadderState: checked at its positions, passes
+    trace = sample(good, X0, 10, seed=1, warmup=0)
+    sample(
+        good, trace.final, 10, seed=2, warmup=0
+    )  # a LadderState: checked at its positions, passes
 
 
 def test_maps_without_a_gradient_are_not_checked():
     kernel = LookAhead(CycleShift(5), max_rungs=2, refresh=DirectionRefresh(0.2))
-    trace = sample(kernel, np.zeros(4, dtype=np.int64), 50, seed=0)
+    trace = sample(kernel, np.zeros(4, dtype=np.int64), 50, seed=0, warmup=0)
     assert trace.n_steps == 50
 
 
@@ -351,7 +357,7 @@ def test_a_correct_float32_target_passes_and_a_wrong_one_is_refused():
     energy = lambda x: 0.5 * (x.astype(np.float32) ** 2).sum(1)  # noqa: E731
     good = FunctionTarget(energy, lambda x: x.astype(np.float32), dim=3)
     check_gradient(good, x0)
-    sample(lahmc(good, 0.5, 5, 1.0), x0, 20, seed=0)
+    sample(lahmc(good, 0.5, 5, 1.0), x0, 20, seed=0, warmup=0)
     wrong = FunctionTarget(energy, lambda x: 2 * x.astype(np.float32), dim=3)
     with pytest.raises(ValueError, match="disagrees"):
         check_gradient(wrong, x0)

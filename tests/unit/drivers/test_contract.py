@@ -64,7 +64,7 @@ def test_an_unknown_schedule_is_refused():
     with pytest.raises(ValueError, match="schedule must be 'ragged' or 'synchronous'"):
         driver_for(FAST[0], "parallel")
     with pytest.raises(ValueError, match="schedule must be"):
-        sample(FAST[0], np.zeros((2, 2)), 5, schedule="parallel")
+        sample(FAST[0], np.zeros((2, 2)), 5, schedule="parallel", warmup=0)
 
 
 @pytest.mark.parametrize("driver", [run_synchronous, run_ragged, _leapfrog.run])
@@ -86,8 +86,8 @@ def test_sample_runs_the_driver_driver_for_picks(monkeypatch):
 
     sample_module = importlib.import_module("ladder_mcmc.run.sample")
     monkeypatch.setattr(sample_module, "driver_for", spy)
-    sample(FAST[0], WELL.sample(3, np.random.default_rng(0)), 10, seed=1, checks=False)
-    sample(GENERIC[0], WELL.sample(3, np.random.default_rng(0)), 10, seed=1, checks=False)
+    sample(FAST[0], WELL.sample(3, np.random.default_rng(0)), 10, seed=1, checks=False, warmup=0)
+    sample(GENERIC[0], WELL.sample(3, np.random.default_rng(0)), 10, seed=1, checks=False, warmup=0)
     assert chosen == [_leapfrog.run, run_ragged]
     assert contract.driver_for is driver_for
 

@@ -265,7 +265,7 @@ def test_a_power_kinetic_energy_runs_on_the_generic_driver_with_the_right_law():
     kernel = Ladder(Leapfrog(GAUSS2, 0.3, 5, kin), LookAheadRule(4), MomentumRefresh(1.0, kin))
     assert not _leapfrog.applies_to(kernel)
     x0 = np.zeros((40, 2))
-    ragged = sample(kernel, x0, 1500, seed=1, schedule="ragged")
+    ragged = sample(kernel, x0, 1500, seed=1, schedule="ragged", warmup=0)
     assert_same_trace(ragged, run(kernel, x0, 1, "generic", n_steps=1500))
     squares = ragged.positions[300:] ** 2  # E x² = variance; Var x² = 2 variance²
     mcse = np.sqrt(2.0) * VARIANCES / np.sqrt(effective_sample_size(squares))
@@ -353,9 +353,9 @@ def test_one_law_written_three_ways_is_accepted_and_gives_the_generic_trace(monk
                 MomentumRefresh(0.5, refresh_metric),
             )
             assert _leapfrog.applies_to(kernel)
-            fast = sample(kernel, x0, 15, seed=1, checks=False)
+            fast = sample(kernel, x0, 15, seed=1, checks=False, warmup=0)
             monkeypatch.setattr(drivers, "FAST_PATH", False)
-            generic = sample(kernel, x0, 15, seed=1, checks=False)
+            generic = sample(kernel, x0, 15, seed=1, checks=False, warmup=0)
             monkeypatch.undo()
             np.testing.assert_array_equal(fast.positions, generic.positions)
     diag = Metric(np.array([1.0, 4.0]))

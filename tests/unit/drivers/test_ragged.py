@@ -32,9 +32,9 @@ def _kernels():
 @pytest.mark.parametrize("name", list(_kernels()))
 def test_same_seed_gives_a_bit_identical_run(name, schedule):
     kernel = _kernels()[name]
-    a = sample(kernel, X0, 60, seed=4, schedule=schedule)
-    b = sample(kernel, X0, 60, seed=4, schedule=schedule)
-    c = sample(kernel, X0, 60, seed=5, schedule=schedule)
+    a = sample(kernel, X0, 60, seed=4, schedule=schedule, warmup=0)
+    b = sample(kernel, X0, 60, seed=4, schedule=schedule, warmup=0)
+    c = sample(kernel, X0, 60, seed=5, schedule=schedule, warmup=0)
     np.testing.assert_array_equal(a.positions, b.positions)
     np.testing.assert_array_equal(a.rungs, b.rungs)
     np.testing.assert_array_equal(a.n_moves, b.n_moves)
@@ -72,7 +72,7 @@ def test_grad_evals_count_every_gradient_computed(look_ahead, schedule):
     """
     target = _CountingTarget()
     kernel = lahmc(FunctionTarget(target.energy, target.grad, dim=2), 1.0, 10, 0.1, look_ahead)
-    trace = sample(kernel, X0, 80, seed=2, schedule=schedule, checks=False)
+    trace = sample(kernel, X0, 80, seed=2, schedule=schedule, checks=False, warmup=0)
     assert target.rows == trace.grad_evals.sum() + len(X0)
 
 
@@ -84,7 +84,7 @@ def test_an_interrupted_ragged_run_is_a_prefix_of_the_full_run(thin):
     step still in progress (the recorder's placeholders) shows.
     """
     kernel = lahmc(WELL, 1.0, 10, 0.1)
-    full = sample(kernel, X0, 200, seed=9, thin=thin)
+    full = sample(kernel, X0, 200, seed=9, thin=thin, warmup=0)
     calls = {"n": 0}
 
     def grad(x):
@@ -94,7 +94,7 @@ def test_an_interrupted_ragged_run_is_a_prefix_of_the_full_run(thin):
         return WELL.grad(x)
 
     stopping = FunctionTarget(WELL.energy, grad, dim=2)
-    part = sample(lahmc(stopping, 1.0, 10, 0.1), X0, 200, seed=9, thin=thin)
+    part = sample(lahmc(stopping, 1.0, 10, 0.1), X0, 200, seed=9, thin=thin, warmup=0)
     assert part.interrupted and 0 < part.n_steps < 200
     kept = part.n_steps // thin
     assert part.positions.shape == (kept, 12, 2)
@@ -106,7 +106,7 @@ def test_an_interrupted_ragged_run_is_a_prefix_of_the_full_run(thin):
 def test_checkpoint_blocks_do_not_change_the_law_of_the_bookkeeping():
     """``until`` (used by checkpointing) stops every chain exactly at the block end."""
     kernel = lahmc(WELL, 1.0, 10, 0.1)
-    trace = sample(kernel, X0, 50, seed=3, checkpoint_every=7)
+    trace = sample(kernel, X0, 50, seed=3, checkpoint_every=7, warmup=0)
     assert trace.positions.shape == (50, 12, 2)
     assert trace.rung_counts.sum() == 50 * 12
     expected_moves = np.where(trace.rungs == 0, 4, trace.rungs)

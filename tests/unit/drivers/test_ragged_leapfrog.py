@@ -215,7 +215,7 @@ def test_a_broken_fast_path_is_caught_on_hmc(name, monkeypatch):
     kernel = Ladder(Leapfrog(CLIFF, 1.0, 10), LookAheadRule(1), None)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
     monkeypatch.setattr(contract, "_leapfrog", _mutant_module(*MUTANTS[name]))
-    broken = sample(kernel, X_CLIFF, 70, seed=3)
+    broken = sample(kernel, X_CLIFF, 70, seed=3, warmup=0)
     with pytest.raises(AssertionError):
         _assert_same_run(broken, generic)
 
@@ -225,7 +225,7 @@ def test_a_broken_specialised_driver_is_caught(name, monkeypatch):
     kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
     monkeypatch.setattr(contract, "_leapfrog", _mutant_module(*MUTANTS[name]))
-    broken = sample(kernel, X_CLIFF, 70, seed=3)
+    broken = sample(kernel, X_CLIFF, 70, seed=3, warmup=0)
     with pytest.raises(AssertionError):
         _assert_same_run(broken, generic)
 
@@ -235,7 +235,7 @@ def test_the_unmutated_source_passes_through_the_same_harness(monkeypatch):
     kernel = lahmc(CLIFF, 1.0, 10, 0.1, 4)
     generic = _run(kernel, X_CLIFF, 70, 3, False, monkeypatch)
     monkeypatch.setattr(contract, "_leapfrog", _mutant_module("_FLOAT = ", "_FLOAT = "))
-    _assert_same_run(sample(kernel, X_CLIFF, 70, seed=3), generic)
+    _assert_same_run(sample(kernel, X_CLIFF, 70, seed=3, warmup=0), generic)
 
 
 MUTANTS_COMPILED = {
@@ -346,6 +346,6 @@ def test_a_numba_that_fails_to_import_falls_back_to_numpy_with_a_warning(monkeyp
     monkeypatch.delattr(ladder_mcmc.drivers, "_leapfrog_numba", raising=False)
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
     with pytest.warns(RuntimeWarning, match="could not be imported"):
-        fallback = sample(kernel, X_WELL, 30, seed=2)
+        fallback = sample(kernel, X_WELL, 30, seed=2, warmup=0)
     _assert_same_run(fallback, reference)
     assert not _leapfrog.compiled(10**6)  # remembered: no second attempt

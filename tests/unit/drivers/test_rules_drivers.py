@@ -43,7 +43,7 @@ def test_one_step_frequencies_match_the_exact_row(schedule, rule, exact_rule, st
     kernel = Ladder(LADDER, rule)
     rng = np.random.default_rng(7)
     ks = kernel.init(np.full(CHAINS, i), rng, direction=np.full(CHAINS, d))
-    trace = sample(kernel, ks, 1, seed=rng, schedule=schedule)
+    trace = sample(kernel, ks, 1, seed=rng, schedule=schedule, warmup=0)
     final = trace.final
     dest = extended_index(final.state, final.direction, LADDER.n)
     freq = np.bincount(dest, minlength=2 * LADDER.n) / CHAINS
@@ -57,7 +57,7 @@ def test_reduced_flip_trace_reports_stays_and_backward_rungs():
     target = RoughWell()
     rng = np.random.default_rng(0)
     kernel = Ladder(Yoshida4(target, 1.0, 4), ReducedFlipRule())
-    trace = sample(kernel, target.sample(50, rng), 200, seed=1)
+    trace = sample(kernel, target.sample(50, rng), 200, seed=1, warmup=0)
     fr = trace.transition_fractions()
     assert set(fr) == {"F", "L1", "stay"}
     assert sum(fr.values()) == pytest.approx(1.0)
@@ -66,14 +66,14 @@ def test_reduced_flip_trace_reports_stays_and_backward_rungs():
     assert np.all(trace.n_moves[rejected] == 2)
     assert np.all(trace.n_moves[~rejected] == 1)
     # flips are rarer than Metropolis' on the same target and map (measured, not exact)
-    mh = sample(LookAhead(kernel.map, 1), target.sample(50, rng), 200, seed=1)
+    mh = sample(LookAhead(kernel.map, 1), target.sample(50, rng), 200, seed=1, warmup=0)
     assert fr["F"] < mh.transition_fractions()["F"]
 
 
 def test_persistent_uniform_carry_survives_the_ragged_driver():
     rng = np.random.default_rng(3)
     kernel = Ladder(LADDER, PersistentUniformRule(2, delta=Fraction(1, 4)))
-    trace = sample(kernel, rng.integers(0, 5, 30), 40, seed=4)
+    trace = sample(kernel, rng.integers(0, 5, 30), 40, seed=4, warmup=0)
     carry = trace.final.carry
     assert carry.shape == (30,) and np.all((-1 <= carry) & (carry < 1))
 

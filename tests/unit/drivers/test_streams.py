@@ -128,7 +128,11 @@ def test_bad_calls():
     x0 = np.zeros((3, 2))
     with pytest.raises(ValueError, match="seed has streams for 4 chains"):
         sample(
-            lahmc(IllConditionedGaussian(2), 0.5, 5, 0.5), x0, 5, seed=ChainStreams.for_chains(0, 4)
+            lahmc(IllConditionedGaussian(2), 0.5, 5, 0.5),
+            x0,
+            5,
+            seed=ChainStreams.for_chains(0, 4),
+            warmup=0,
         )
 
 
@@ -146,11 +150,11 @@ def test_schedules_and_checkpoints_give_the_same_draws_on_an_exact_map(rule, tmp
     """Integer arithmetic: ragged, synchronous, and any ``checkpoint_every`` agree bit for bit."""
     kernel = Ladder(WALK, rule, DirectionRefresh(0.1))
     x0 = np.arange(30) % 21
-    ragged_run = sample(kernel, x0, 200, seed=3)
+    ragged_run = sample(kernel, x0, 200, seed=3, warmup=0)
     for other in (
-        sample(kernel, x0, 200, seed=3, schedule="synchronous"),
-        sample(kernel, x0, 200, seed=3, checkpoint_every=7),
-        sample(kernel, x0, 200, seed=3, schedule="synchronous", checkpoint_every=13),
+        sample(kernel, x0, 200, seed=3, schedule="synchronous", warmup=0),
+        sample(kernel, x0, 200, seed=3, checkpoint_every=7, warmup=0),
+        sample(kernel, x0, 200, seed=3, schedule="synchronous", checkpoint_every=13, warmup=0),
     ):
         np.testing.assert_array_equal(other.states, ragged_run.states)
         np.testing.assert_array_equal(other.rungs, ragged_run.rungs)
@@ -169,6 +173,6 @@ def test_the_checkpoint_comparison_catches_streams_shared_by_the_batch():
         return original_view(self, ids, None)
 
     with mock.patch.object(ChainStreams, "view", shared):
-        whole = sample(kernel, x0, 60, seed=3)
-        checkpointed = sample(kernel, x0, 60, seed=3, checkpoint_every=10)
+        whole = sample(kernel, x0, 60, seed=3, warmup=0)
+        checkpointed = sample(kernel, x0, 60, seed=3, checkpoint_every=10, warmup=0)
     assert not np.array_equal(checkpointed.states, whole.states)

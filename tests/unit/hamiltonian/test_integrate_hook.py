@@ -75,7 +75,9 @@ def test_a_new_splitting_is_a_valid_map_and_samples():
     lf = Leapfrog(TARGET, 0.1, 12)
     a, b = three.forward(state), lf.forward(state)
     np.testing.assert_allclose(a.x, b.x, rtol=0, atol=1e-12)
-    trace = sample(LookAhead(three, 2, MomentumRefresh(0.5)), TARGET.sample(4, rng), 5, seed=3)
+    trace = sample(
+        LookAhead(three, 2, MomentumRefresh(0.5)), TARGET.sample(4, rng), 5, seed=3, warmup=0
+    )
     assert trace.positions.shape == (5, 4, 3)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import attrs
 import numpy as np
 import pytest
-from step_cost_shim import sample_records_step_cost
 
 from ladder_mcmc import (
     FunctionTarget,
@@ -314,7 +313,7 @@ def test_recorded_costs_count_every_gradient_evaluation(driver, blocks, monkeypa
 
 def test_fixed_cost_maps_record_no_costs():
     kernel = Ladder(Leapfrog(TARGET, 0.5, 4), LookAheadRule(3), MomentumRefresh(0.3))
-    trace = sample(kernel, np.zeros((3, 2)), 10, seed=0, checks=False)
+    trace = sample(kernel, np.zeros((3, 2)), 10, seed=0, checks=False, warmup=0)
     assert trace.step_cost is None
     np.testing.assert_array_equal(trace.grad_evals, trace.n_moves.sum(axis=0) * 4)
 
@@ -326,19 +325,18 @@ def test_trace_grad_evals_are_exact_through_sample_and_resume(driver, monkeypatc
     x0 = TARGET.sample(5, np.random.default_rng(2))
     monkeypatch.setattr(drivers, "FAST_PATH", driver == "numpy")
     schedule = "synchronous" if driver == "synchronous" else "ragged"
-    with sample_records_step_cost():
-        calls["rows"] = 0
-        whole = sample(kernel, x0, 30, seed=1, schedule=schedule, checks=False)
-        used = calls["rows"] - 5  # (prepare evaluates every chain's gradient once)
-        assert int(whole.grad_evals.sum()) == used
-        np.testing.assert_array_equal(
-            whole.grad_evals_per_step, whole.n_moves * whole.step_cost.astype(np.int64)
-        )
-        path = tmp_path / "run.npz"  # 12 steps with checkpoints, then 18 more
-        first = sample(kernel, x0, 12, seed=1, schedule=schedule, checks=False,
-                       checkpoint=path, checkpoint_every=5)  # fmt: skip
-        np.testing.assert_array_equal(first.step_cost, whole.step_cost[:12])
-        resumed = resume(path, kernel, n_steps=18, checks=False)
+    calls["rows"] = 0
+    whole = sample(kernel, x0, 30, seed=1, schedule=schedule, checks=False, warmup=0)
+    used = calls["rows"] - 5  # (prepare evaluates every chain's gradient once)
+    assert int(whole.grad_evals.sum()) == used
+    np.testing.assert_array_equal(
+        whole.grad_evals_per_step, whole.n_moves * whole.step_cost.astype(np.int64)
+    )
+    path = tmp_path / "run.npz"  # 12 steps with checkpoints, then 18 more
+    first = sample(kernel, x0, 12, seed=1, schedule=schedule, checks=False,
+                   checkpoint=path, checkpoint_every=5, warmup=0)  # fmt: skip
+    np.testing.assert_array_equal(first.step_cost, whole.step_cost[:12])
+    resumed = resume(path, kernel, n_steps=18, checks=False)
     np.testing.assert_array_equal(resumed.step_cost, whole.step_cost)
     np.testing.assert_array_equal(resumed.grad_evals, whole.grad_evals)
     np.testing.assert_array_equal(resumed.positions, whole.positions)

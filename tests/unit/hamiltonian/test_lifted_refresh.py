@@ -245,7 +245,7 @@ def test_long_run_moments_on_a_gaussian():
         LiftedLeapfrog(TARGET, 0.5, 3, kin), LookAheadRule(4), LiftedQuantileRefresh(0.06, kin)
     )
     rng = np.random.default_rng(8)
-    trace = sample(kernel, TARGET.sample(4, rng), 3000, seed=rng)
+    trace = sample(kernel, TARGET.sample(4, rng), 3000, seed=rng, warmup=0)
     x = trace.positions  # (steps, chains, dim)
     for f, truth in ((x, 0.0), (x * x, VARIANCES)):
         ess = effective_sample_size(f)
@@ -258,7 +258,7 @@ def test_rough_well_kernel_runs_and_describes_itself():
     kin = PowerKinetic(1.25, np.full(2, 1e4))
     refresh = LiftedQuantileRefresh(0.06, kin)
     kernel = Ladder(LiftedLeapfrog(RoughWell(), 0.01, 30, kin), LookAheadRule(4), refresh)
-    trace = sample(kernel, np.zeros((2, 2)), 20, seed=0)
+    trace = sample(kernel, np.zeros((2, 2)), 20, seed=0, warmup=0)
     assert np.all(np.isfinite(trace.positions))
     assert refresh.describe() == {
         "refresh": "LiftedQuantileRefresh",
@@ -280,7 +280,7 @@ def test_lifted_lahmc_is_the_hand_built_kernel_draw_for_draw():
     built = lifted_lahmc(TARGET, 0.4, 3, delta=0.2, look_ahead=2, a=1.5, inverse_mass=VARIANCES)
     assert built.describe() == by_hand.describe()
     init = TARGET.sample(3, np.random.default_rng(0))
-    a, b = sample(built, init, 30, seed=1), sample(by_hand, init, 30, seed=1)
+    a, b = sample(built, init, 30, seed=1, warmup=0), sample(by_hand, init, 30, seed=1, warmup=0)
     np.testing.assert_array_equal(a.positions, b.positions)
 
 
@@ -341,7 +341,7 @@ def test_rough_well_setting_draws_the_right_moments():
         LiftedLeapfrog(target, 0.01, 30, kin), LookAheadRule(4), LiftedQuantileRefresh(0.06, kin)
     )
     rng = np.random.default_rng(11)
-    trace = sample(kernel, target.sample(4, rng), 4000, seed=rng)
+    trace = sample(kernel, target.sample(4, rng), 4000, seed=rng, warmup=0)
     x = trace.positions
     for f, truth in ((x, 0.0), (x * x, _rough_well_second_moment())):
         ess = effective_sample_size(f)

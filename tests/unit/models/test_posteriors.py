@@ -316,7 +316,7 @@ def test_init_of_the_wrong_dimension_is_refused_before_sampling():
     target = pdb.load("kidiq-kidscore_momiq")
     kernel = lahmc(target, 0.01, 5, 1.0)
     with pytest.raises(ValueError, match="dimension 2 but the target has dim=3"):
-        sample(kernel, np.zeros((4, 2)), 10, seed=0)
+        sample(kernel, np.zeros((4, 2)), 10, seed=0, warmup=0)
 
 
 @pytest.mark.parametrize(

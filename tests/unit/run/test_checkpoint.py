@@ -36,7 +36,7 @@ assert_same = assert_same_run
 
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_resume_extends_a_run_bit_identically(tmp_path, schedule):
-    whole = sample(kernel(), X0, 80, seed=4, schedule=schedule, checkpoint_every=20)
+    whole = sample(kernel(), X0, 80, seed=4, schedule=schedule, checkpoint_every=20, warmup=0)
     first = sample(
         kernel(),
         X0,
@@ -45,6 +45,7 @@ def test_resume_extends_a_run_bit_identically(tmp_path, schedule):
         schedule=schedule,
         checkpoint=tmp_path / "c.npz",
         checkpoint_every=20,
+        warmup=0,
     )
     assert first.n_steps == 40
     rest = resume(tmp_path / "c.npz", kernel(), 40)
@@ -53,7 +54,7 @@ def test_resume_extends_a_run_bit_identically(tmp_path, schedule):
 
 
 def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
-    plain = sample(kernel(), X0, 60, seed=4, schedule="synchronous")
+    plain = sample(kernel(), X0, 60, seed=4, schedule="synchronous", warmup=0)
     ckpt = sample(
         kernel(),
         X0,
@@ -62,6 +63,7 @@ def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
         schedule="synchronous",
         checkpoint=tmp_path / "c.npz",
         checkpoint_every=7,
+        warmup=0,
     )
     assert_same(plain, ckpt)
 
@@ -70,10 +72,12 @@ def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
 def test_crash_then_resume_equals_uninterrupted(tmp_path, schedule):
     target, calls = interrupting(TARGET, dim=2)
     k = lahmc(target, 1.0, 10, 0.1)
-    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15)
+    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15, warmup=0)
     calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))
     path = tmp_path / "run.npz"
-    broken = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint=path, checkpoint_every=15)
+    broken = sample(
+        k, X0, 60, seed=9, schedule=schedule, checkpoint=path, checkpoint_every=15, warmup=0
+    )
     assert broken.interrupted and 15 <= broken.n_steps < 60
     calls["limit"] = None
     finished = resume(path, k)
@@ -93,23 +97,23 @@ def test_generic_states_round_trip(tmp_path):
     ladder = FiniteLadder([1, 2, 3, 0], [1, 2, 3, 4])
     k = LookAhead(ladder, 2, DirectionRefresh(0.5))
     path = tmp_path / "f.npz"
-    sample(k, np.array([0, 1, 2]), 10, seed=1, checkpoint=path, checkpoint_every=5)
+    sample(k, np.array([0, 1, 2]), 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
     more = resume(path, k, 10)
-    whole = sample(k, np.array([0, 1, 2]), 20, seed=1, checkpoint_every=5)
+    whole = sample(k, np.array([0, 1, 2]), 20, seed=1, checkpoint_every=5, warmup=0)
     np.testing.assert_array_equal(more.states, whole.states)
 
 
 def test_refuses_to_overwrite_and_another_kernel(tmp_path):
     path = tmp_path / "c.npz"
-    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5)
+    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
     before = path.read_bytes()
     with pytest.raises(ValueError, match="already exists"):
-        sample(kernel(), X0, 10, seed=1, checkpoint=path)
+        sample(kernel(), X0, 10, seed=1, checkpoint=path, warmup=0)
     with pytest.raises(ValueError, match="another kernel"):
         resume(path, lahmc(TARGET, 0.9, 10, 0.1))
     assert path.read_bytes() == before
     with pytest.raises(ValueError, match="does not exist"):
-        sample(kernel(), X0, 10, checkpoint=tmp_path / "missing" / "c.npz")
+        sample(kernel(), X0, 10, checkpoint=tmp_path / "missing" / "c.npz", warmup=0)
 
 
 def test_refuses_corrupt_and_foreign_files(tmp_path):
@@ -132,7 +136,7 @@ def test_checkpoint_is_written_atomically(tmp_path, monkeypatch):
     from ladder_mcmc.run import checkpoint
 
     path = tmp_path / "c.npz"
-    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5)
+    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
     good = path.read_bytes()
 
     def exploding_savez(fh, **arrays):
@@ -160,10 +164,10 @@ def test_a_kernel_equal_in_value_resumes_whatever_it_shares(tmp_path):
     shared = lahmc(TARGET, 1.0, 10, 0.1)
     assert shared.map.metric is shared.refresh.metric
     assert checkpoint.fingerprint(shared) == checkpoint.fingerprint(by_hand())
-    whole = sample(shared, X0, 20, seed=3, checkpoint_every=10)
+    whole = sample(shared, X0, 20, seed=3, checkpoint_every=10, warmup=0)
     for first, then in ((shared, by_hand()), (by_hand(), shared)):
         path = tmp_path / f"{type(first.refresh.metric).__name__}{first is shared}.npz"
-        sample(first, X0, 10, seed=3, checkpoint=path, checkpoint_every=10)
+        sample(first, X0, 10, seed=3, checkpoint=path, checkpoint_every=10, warmup=0)
         assert_same(resume(path, then, 10), whole)
 
 
@@ -179,7 +183,7 @@ def test_a_kernel_equal_in_value_resumes_whatever_it_shares(tmp_path):
 def test_a_kernel_differing_in_a_value_is_refused_whatever_it_shares(tmp_path, other):
     path = tmp_path / "c.npz"
     k = lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.array([1.0, 2.0]))
-    sample(k, X0, 10, seed=3, checkpoint=path, checkpoint_every=5)
+    sample(k, X0, 10, seed=3, checkpoint=path, checkpoint_every=5, warmup=0)
     assert other().describe() == k.describe()
     with pytest.raises(ValueError, match="other parameters"):
         resume(path, other())

@@ -40,7 +40,9 @@ def stored_draws_rows(path) -> int:
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch):
     monkeypatch.setattr(draws_files, "RELEASE_BYTES", 512)  # run the page release path
-    whole = sample(kernel(), X0, 80, seed=4, schedule=schedule, thin=thin, checkpoint_every=20)
+    whole = sample(
+        kernel(), X0, 80, seed=4, schedule=schedule, thin=thin, checkpoint_every=20, warmup=0
+    )
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
     first = sample(
         kernel(),
@@ -52,6 +54,7 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
         draws_file=draws,
         checkpoint=ckpt,
         checkpoint_every=20,
+        warmup=0,
     )
     # the checkpoint holds one row of draws (template and fingerprint), not all of them
     assert stored_draws_rows(ckpt) == 1
@@ -63,7 +66,9 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
     np.testing.assert_array_equal(first.positions, whole.positions[: 40 // thin])
     # and the checkpoint now describes the longer run: it can be continued again
     more = resume(ckpt, kernel(), 20)
-    again = sample(kernel(), X0, 100, seed=4, schedule=schedule, thin=thin, checkpoint_every=20)
+    again = sample(
+        kernel(), X0, 100, seed=4, schedule=schedule, thin=thin, checkpoint_every=20, warmup=0
+    )
     assert_same(more, again)
     np.testing.assert_array_equal(np.load(draws), again.positions)
 
@@ -72,11 +77,19 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
 def test_interrupted_run_with_draws_file_resumes_bit_identically(tmp_path, schedule):
     target, calls = interrupting(TARGET, dim=3)
     k = lahmc(target, 1.0, 10, 0.1)
-    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15)
+    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15, warmup=0)
     calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))
     ckpt, draws = tmp_path / "run.npz", tmp_path / "run.npy"
     broken = sample(
-        k, X0, 60, seed=9, schedule=schedule, draws_file=draws, checkpoint=ckpt, checkpoint_every=15
+        k,
+        X0,
+        60,
+        seed=9,
+        schedule=schedule,
+        draws_file=draws,
+        checkpoint=ckpt,
+        checkpoint_every=15,
+        warmup=0,
     )
     assert broken.interrupted and 15 <= broken.n_steps < 60
     assert isinstance(broken.positions, np.memmap)
@@ -89,10 +102,10 @@ def test_interrupted_run_with_draws_file_resumes_bit_identically(tmp_path, sched
 
 def test_resume_into_a_new_draws_file_leaves_the_old_one_alone(tmp_path):
     ckpt, old, new = tmp_path / "c.npz", tmp_path / "old.npy", tmp_path / "new.npy"
-    sample(kernel(), X0, 40, seed=4, draws_file=old, checkpoint=ckpt, checkpoint_every=20)
+    sample(kernel(), X0, 40, seed=4, draws_file=old, checkpoint=ckpt, checkpoint_every=20, warmup=0)
     before = old.read_bytes()
     rest = resume(ckpt, kernel(), 40, draws_file=new)
-    whole = sample(kernel(), X0, 80, seed=4, checkpoint_every=20)
+    whole = sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0)
     assert_same(rest, whole)
     assert old.read_bytes() == before
     np.testing.assert_array_equal(np.load(new), whole.positions)
@@ -100,28 +113,30 @@ def test_resume_into_a_new_draws_file_leaves_the_old_one_alone(tmp_path):
     old.unlink()
     more = resume(ckpt, kernel(), 20)
     np.testing.assert_array_equal(
-        np.load(new), sample(kernel(), X0, 100, seed=4, checkpoint_every=20).positions
+        np.load(new), sample(kernel(), X0, 100, seed=4, checkpoint_every=20, warmup=0).positions
     )
     assert more.n_steps == 100
 
 
 def test_resume_moves_in_memory_draws_to_a_file(tmp_path):
     ckpt, new = tmp_path / "c.npz", tmp_path / "new.npy"
-    sample(kernel(), X0, 40, seed=4, checkpoint=ckpt, checkpoint_every=20)
+    sample(kernel(), X0, 40, seed=4, checkpoint=ckpt, checkpoint_every=20, warmup=0)
     assert stored_draws_rows(ckpt) == 40  # no draws file: the draws are in the checkpoint
     rest = resume(ckpt, kernel(), 40, draws_file=new)
     assert isinstance(rest.positions, np.memmap)
-    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint_every=20))
+    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0))
     assert stored_draws_rows(ckpt) == 1
 
 
 def test_a_folder_moved_as_a_whole_still_resumes(tmp_path):
     (tmp_path / "a").mkdir()
     ckpt, draws = tmp_path / "a" / "c.npz", tmp_path / "a" / "d.npy"
-    sample(kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=ckpt, checkpoint_every=20)
+    sample(
+        kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=ckpt, checkpoint_every=20, warmup=0
+    )
     shutil.move(tmp_path / "a", tmp_path / "b")
     rest = resume(tmp_path / "b" / "c.npz", kernel(), 40)
-    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint_every=20))
+    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0))
     assert not (tmp_path / "a").exists()
     np.testing.assert_array_equal(np.load(tmp_path / "b" / "d.npy"), rest.positions)
 
@@ -137,7 +152,7 @@ class FullDrawLeapfrog(Leapfrog):
 def test_draws_with_several_leaves_resume_from_their_files(tmp_path):
     k = Ladder(FullDrawLeapfrog(TARGET, 1.0, 10), LookAheadRule(4), MomentumRefresh(0.1))
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
-    sample(k, X0, 30, seed=3, draws_file=draws, checkpoint=ckpt, checkpoint_every=10)
+    sample(k, X0, 30, seed=3, draws_file=draws, checkpoint=ckpt, checkpoint_every=10, warmup=0)
     assert sorted(p.name for p in tmp_path.glob("d*.npy")) == [
         "d.1.npy",
         "d.2.npy",
@@ -145,7 +160,7 @@ def test_draws_with_several_leaves_resume_from_their_files(tmp_path):
         "d.npy",
     ]
     rest = resume(ckpt, k, 20)
-    whole = sample(k, X0, 50, seed=3, checkpoint_every=10)
+    whole = sample(k, X0, 50, seed=3, checkpoint_every=10, warmup=0)
     for i, field in enumerate(["x", "v", "energy", "grad"]):
         expected = getattr(whole.states, field)
         np.testing.assert_array_equal(getattr(rest.states, field), expected)
@@ -157,18 +172,22 @@ def test_sample_refuses_an_existing_file_for_any_leaf(tmp_path):
     k = Ladder(FullDrawLeapfrog(TARGET, 1.0, 10), LookAheadRule(4), MomentumRefresh(0.1))
     (tmp_path / "d.2.npy").write_bytes(b"precious")
     with pytest.raises(ValueError, match="d.2.npy.*already exists"):
-        sample(k, X0, 5, seed=0, draws_file=tmp_path / "d.npy")
+        sample(k, X0, 5, seed=0, draws_file=tmp_path / "d.npy", warmup=0)
     assert (tmp_path / "d.2.npy").read_bytes() == b"precious"
     assert not (tmp_path / "d.npy").exists()
     with pytest.raises(ValueError, match="same file"):
-        sample(kernel(), X0, 5, draws_file=tmp_path / "x.npz", checkpoint=tmp_path / "x.npz")
+        sample(
+            kernel(), X0, 5, draws_file=tmp_path / "x.npz", checkpoint=tmp_path / "x.npz", warmup=0
+        )
 
 
 @pytest.fixture
 def interrupted_run(tmp_path):
     """A 40-step run with a draws file, checkpointed at step 20 of 60."""
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
-    sample(kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=ckpt, checkpoint_every=20)
+    sample(
+        kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=ckpt, checkpoint_every=20, warmup=0
+    )
     return ckpt, draws
 
 
@@ -227,7 +246,14 @@ def test_resume_never_overwrites_or_cuts_a_file(interrupted_run, tmp_path):
 
     k = lahmc(FunctionTarget(energy, TARGET.grad, dim=3), 1.0, 10, 0.1)
     broken = sample(
-        k, X0, 100, seed=4, draws_file=long_draws, checkpoint=long_ckpt, checkpoint_every=10
+        k,
+        X0,
+        100,
+        seed=4,
+        draws_file=long_draws,
+        checkpoint=long_ckpt,
+        checkpoint_every=10,
+        warmup=0,
     )
     assert broken.interrupted and broken.n_steps >= 10
     assert np.load(long_draws).shape[0] == 100
@@ -244,9 +270,11 @@ def test_resume_never_overwrites_or_cuts_a_file(interrupted_run, tmp_path):
 def test_version_1_checkpoints_still_resume(tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint_module, "VERSION", 1)
     ckpt = tmp_path / "c.npz"
-    sample(kernel(), X0, 40, seed=4, checkpoint=ckpt, checkpoint_every=20)
+    sample(kernel(), X0, 40, seed=4, checkpoint=ckpt, checkpoint_every=20, warmup=0)
     monkeypatch.undo()
-    assert_same(resume(ckpt, kernel(), 40), sample(kernel(), X0, 80, seed=4, checkpoint_every=20))
+    assert_same(
+        resume(ckpt, kernel(), 40), sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0)
+    )
 
 
 def test_grow_npy_rows_keeps_the_data_and_old_maps(tmp_path):
@@ -278,12 +306,20 @@ def test_a_checkpoint_before_the_first_kept_draw_resumes_into_the_file(tmp_path,
 
     monkeypatch.setattr(checkpoint_module, "save", save_then_stop)
     first = sample(
-        kernel(), X0, 30, seed=5, thin=15, draws_file=draws, checkpoint=ckpt, checkpoint_every=10
+        kernel(),
+        X0,
+        30,
+        seed=5,
+        thin=15,
+        draws_file=draws,
+        checkpoint=ckpt,
+        checkpoint_every=10,
+        warmup=0,
     )
     monkeypatch.setattr(checkpoint_module, "save", save)
     assert first.interrupted and first.n_steps == 10
     assert first.states.shape == (0, 6, 3) and not draws.exists()  # no draw kept, no file
     rest = resume(ckpt, kernel())
-    whole = sample(kernel(), X0, 30, seed=5, thin=15, checkpoint_every=10)
+    whole = sample(kernel(), X0, 30, seed=5, thin=15, checkpoint_every=10, warmup=0)
     assert_same(rest, whole)
     np.testing.assert_array_equal(np.load(draws), whole.positions)

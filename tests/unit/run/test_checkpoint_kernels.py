@@ -222,10 +222,10 @@ def test_resume_continues_every_kernel_bit_identically(tmp_path, name, schedule)
 @pytest.mark.parametrize("name", list(CASES))
 def test_crash_then_resume_equals_uninterrupted(tmp_path, name):
     kernel, x0, target = case(name)
-    whole = sample(kernel, x0, N_STEPS, seed=5, checkpoint_every=EVERY)
+    whole = sample(kernel, x0, N_STEPS, seed=5, checkpoint_every=EVERY, warmup=0)
     target.calls.update(n=0, limit=int(target.calls["n"] * 0.6))
     path = tmp_path / "run.npz"
-    broken = sample(kernel, x0, N_STEPS, seed=5, checkpoint=path, checkpoint_every=EVERY)
+    broken = sample(kernel, x0, N_STEPS, seed=5, checkpoint=path, checkpoint_every=EVERY, warmup=0)
     assert broken.interrupted and EVERY <= broken.n_steps < N_STEPS
     target.calls["limit"] = None
     assert_same(resume(path, kernel), whole)
@@ -270,7 +270,7 @@ FOREIGN = [pytest.param(name, changes, id=name) for name, (_, changes, _, _) in 
 def test_resume_refuses_a_kernel_of_another_description(tmp_path, name, changes):
     kernel, x0, target = case(name)
     path = tmp_path / "run.npz"
-    sample(kernel, x0, 10, seed=1, checkpoint=path, checkpoint_every=5)
+    sample(kernel, x0, 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
     before = path.read_bytes()
     if changes:
         other = CASES[name][0](target, **changes)
@@ -377,19 +377,22 @@ def test_draws_do_not_depend_on_checkpoint_every(name, schedule):
     """Each chain consumes its own stream in its own step order, so bringing every
     chain to each block's end (``checkpoint_every``) changes nothing."""
     kernel, x0, _ = case(name)
-    whole = sample(kernel, x0, N_STEPS, seed=7, schedule=schedule)
+    whole = sample(kernel, x0, N_STEPS, seed=7, schedule=schedule, warmup=0)
     for every in (1, 3, EVERY):
         assert_same(
-            sample(kernel, x0, N_STEPS, seed=7, schedule=schedule, checkpoint_every=every), whole
+            sample(
+                kernel, x0, N_STEPS, seed=7, schedule=schedule, checkpoint_every=every, warmup=0
+            ),
+            whole,
         )
 
 
 def test_another_seed_gives_other_draws():
     """The comparisons above have teeth: another seed changes the run."""
     kernel, x0, _ = case("reduced-flip")
-    whole = sample(kernel, x0, N_STEPS, seed=7)
+    whole = sample(kernel, x0, N_STEPS, seed=7, warmup=0)
     with pytest.raises(AssertionError):
-        assert_same(sample(kernel, x0, N_STEPS, seed=8), whole)
+        assert_same(sample(kernel, x0, N_STEPS, seed=8, warmup=0), whole)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
@@ -397,10 +400,12 @@ def test_persistent_uniform_with_a_fraction_delta_round_trips(tmp_path, schedule
     """``float + Fraction`` is a float, so the carry is an object array of floats:
     stored as float64 (exact), restored as an object array."""
     kernel, x0, target = case("persistent-uniform", delta=Fraction(1, 8))
-    whole = sample(kernel, x0, N_STEPS, seed=3, schedule=schedule, checkpoint_every=EVERY)
+    whole = sample(kernel, x0, N_STEPS, seed=3, schedule=schedule, checkpoint_every=EVERY, warmup=0)
     assert whole.final.carry.dtype == object
     path = tmp_path / "run.npz"
-    sample(kernel, x0, 20, seed=3, schedule=schedule, checkpoint=path, checkpoint_every=EVERY)
+    sample(
+        kernel, x0, 20, seed=3, schedule=schedule, checkpoint=path, checkpoint_every=EVERY, warmup=0
+    )
     assert_same(resume(path, kernel, 20), whole)
 
 
@@ -454,7 +459,7 @@ SAME_DESCRIPTION_OTHER_PARAMETERS = {
 def test_a_kernel_with_the_same_description_but_other_parameters_is_refused(tmp_path, name):
     kernel, x0, _ = case("power-kinetic")
     path = tmp_path / "run.npz"
-    sample(kernel, x0, N_STEPS // 2, seed=7, checkpoint=path, checkpoint_every=EVERY)
+    sample(kernel, x0, N_STEPS // 2, seed=7, checkpoint=path, checkpoint_every=EVERY, warmup=0)
     before = path.read_bytes()
     other = SAME_DESCRIPTION_OTHER_PARAMETERS[name]()
     assert other.describe() == kernel.describe()  # the description alone would accept it

@@ -17,37 +17,37 @@ KERNEL = lahmc(TARGET, 1.0, 10, 0.1)
 
 def test_process_pool_is_reproducible_and_equals_a_thread_pool():
     with ProcessPoolExecutor(2) as ex:
-        a = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3)
-        b = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3)
+        a = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
+        b = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
     with ThreadPoolExecutor(2) as ex:
-        c = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3)
+        c = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
     assert a.positions.shape == (50, 10, 2)
     np.testing.assert_array_equal(a.positions, b.positions)
     np.testing.assert_array_equal(a.positions, c.positions)
     np.testing.assert_array_equal(a.final.state.x, a.positions[-1])
     # each chain keeps its own stream: the groups change nothing
     assert [len(g) for g in split_chains(X0, 3)] == [3, 3, 4]
-    alone = sample(KERNEL, X0, 50, seed=5)
+    alone = sample(KERNEL, X0, 50, seed=5, warmup=0)
     np.testing.assert_array_equal(a.positions, alone.positions)
     np.testing.assert_array_equal(a.rungs, alone.rungs)
     with ThreadPoolExecutor(2) as ex:
-        d = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=2)
+        d = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=2, warmup=0)
     np.testing.assert_array_equal(a.positions, d.positions)
     # group g alone: its chains' streams, keyed by their index in the whole run
     group = ChainStreams(np.random.SeedSequence(5), np.arange(3, 6))
     np.testing.assert_array_equal(
-        a.positions[:, 3:6], sample(KERNEL, X0[3:6], 50, seed=group).positions
+        a.positions[:, 3:6], sample(KERNEL, X0[3:6], 50, seed=group, warmup=0).positions
     )
 
 
 def test_executor_argument_errors():
     with ThreadPoolExecutor(1) as ex:
         with pytest.raises(ValueError, match="n_groups=11"):
-            sample(KERNEL, X0, 5, seed=1, executor=ex, n_groups=11)
+            sample(KERNEL, X0, 5, seed=1, executor=ex, n_groups=11, warmup=0)
         with pytest.raises(ValueError, match="seed"):
-            sample(KERNEL, X0, 5, seed=-1, executor=ex)
+            sample(KERNEL, X0, 5, seed=-1, executor=ex, warmup=0)
         with pytest.raises(ValueError, match="seed"):
-            sample(KERNEL, X0, 5, seed="abc", executor=ex)
+            sample(KERNEL, X0, 5, seed="abc", executor=ex, warmup=0)
 
 
 def test_dask_local_cluster():
@@ -56,9 +56,9 @@ def test_dask_local_cluster():
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         with distributed.Client(cluster) as client:
-            a = sample(KERNEL, X0, 30, seed=5, executor=client.get_executor(), n_groups=2)
+            a = sample(KERNEL, X0, 30, seed=5, executor=client.get_executor(), n_groups=2, warmup=0)
     with ThreadPoolExecutor(2) as ex:
-        b = sample(KERNEL, X0, 30, seed=5, executor=ex, n_groups=2)
+        b = sample(KERNEL, X0, 30, seed=5, executor=ex, n_groups=2, warmup=0)
     np.testing.assert_array_equal(a.positions, b.positions)
 
 

@@ -16,9 +16,9 @@ def x0(n=20, seed=0):
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_same_seed_same_trace(schedule):
     kernel = lahmc(TARGET, 1.0, 10, 0.1)
-    a = sample(kernel, x0(), 100, seed=11, schedule=schedule)
-    b = sample(kernel, x0(), 100, seed=11, schedule=schedule)
-    c = sample(kernel, x0(), 100, seed=12, schedule=schedule)
+    a = sample(kernel, x0(), 100, seed=11, schedule=schedule, warmup=0)
+    b = sample(kernel, x0(), 100, seed=11, schedule=schedule, warmup=0)
+    c = sample(kernel, x0(), 100, seed=12, schedule=schedule, warmup=0)
     np.testing.assert_array_equal(a.positions, b.positions)
     np.testing.assert_array_equal(a.rungs, b.rungs)
     assert not np.array_equal(a.positions, c.positions)
@@ -27,7 +27,7 @@ def test_same_seed_same_trace(schedule):
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_bookkeeping(schedule):
     kernel = lahmc(TARGET, 1.0, 10, 0.1, look_ahead=4)
-    trace = sample(kernel, x0(), 150, seed=3, schedule=schedule)
+    trace = sample(kernel, x0(), 150, seed=3, schedule=schedule, warmup=0)
     assert trace.positions.shape == (150, 20, 2)
     assert trace.rungs.shape == (150, 20)
     assert len(trace.rung_counts) == 5 and trace.rung_counts.sum() == 150 * 20
@@ -42,15 +42,15 @@ def test_bookkeeping(schedule):
 
 
 def test_hmc_costs_one_trajectory_per_step():
-    trace = sample(hmc(TARGET, 1.0, 10, 1.0), x0(), 40, seed=1)
+    trace = sample(hmc(TARGET, 1.0, 10, 1.0), x0(), 40, seed=1, warmup=0)
     np.testing.assert_array_equal(trace.grad_evals, np.full(20, 400))
     assert list(trace.transition_fractions()) == ["F", "L1"]
 
 
 def test_thin_keeps_every_kth_draw_and_all_statistics():
     kernel = lahmc(TARGET, 1.0, 10, 0.1)
-    full = sample(kernel, x0(), 60, seed=5, schedule="synchronous")
-    thin = sample(kernel, x0(), 60, seed=5, schedule="synchronous", thin=4)
+    full = sample(kernel, x0(), 60, seed=5, schedule="synchronous", warmup=0)
+    thin = sample(kernel, x0(), 60, seed=5, schedule="synchronous", thin=4, warmup=0)
     assert thin.positions.shape == (15, 20, 2)
     np.testing.assert_array_equal(thin.positions, full.positions[3::4])
     np.testing.assert_array_equal(thin.rungs, full.rungs)
@@ -58,8 +58,8 @@ def test_thin_keeps_every_kth_draw_and_all_statistics():
 
 def test_continue_from_final_state():
     kernel = lahmc(TARGET, 1.0, 10, 0.1)
-    first = sample(kernel, x0(), 30, seed=5, schedule="synchronous")
-    more = sample(kernel, first.final, 30, seed=6, schedule="synchronous")
+    first = sample(kernel, x0(), 30, seed=5, schedule="synchronous", warmup=0)
+    more = sample(kernel, first.final, 30, seed=6, schedule="synchronous", warmup=0)
     assert more.positions.shape == (30, 20, 2)
 
 
@@ -74,7 +74,9 @@ def test_keyboard_interrupt_inside_the_energy_keeps_the_draws(schedule):
         return 0.5 * (x**2).sum(1)
 
     target = FunctionTarget(energy, lambda x: x.copy(), dim=2)
-    trace = sample(lahmc(target, 0.5, 3, 0.5), np.zeros((8, 2)), 1000, seed=0, schedule=schedule)
+    trace = sample(
+        lahmc(target, 0.5, 3, 0.5), np.zeros((8, 2)), 1000, seed=0, schedule=schedule, warmup=0
+    )
     assert trace.interrupted
     assert 0 < trace.n_steps < 1000
     assert trace.positions.shape == (trace.n_steps, 8, 2)
@@ -83,7 +85,7 @@ def test_keyboard_interrupt_inside_the_energy_keeps_the_draws(schedule):
 
 
 def test_progress_bar_writes_to_stderr(capsys):
-    sample(lahmc(TARGET, 1.0, 10, 0.1), x0(), 20, seed=0, progress=True)
+    sample(lahmc(TARGET, 1.0, 10, 0.1), x0(), 20, seed=0, progress=True, warmup=0)
     err = capsys.readouterr().err
     assert "20/20 steps" in err
 

@@ -75,8 +75,8 @@ def test_statistics_are_small_integers():
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_thin_keeps_every_kth_draw_and_every_statistic(schedule):
     kernel = lahmc(WELL, 1.0, 10, 0.1)
-    full = sample(kernel, X0, 62, seed=5, schedule=schedule)
-    thin = sample(kernel, X0, 62, seed=5, schedule=schedule, thin=4)
+    full = sample(kernel, X0, 62, seed=5, schedule=schedule, warmup=0)
+    thin = sample(kernel, X0, 62, seed=5, schedule=schedule, thin=4, warmup=0)
     assert thin.positions.shape == (15, 10, 2)  # 62 // 4: the trailing 2 steps keep no draw
     np.testing.assert_array_equal(thin.positions, full.positions[3::4])
     np.testing.assert_array_equal(thin.rungs, full.rungs)
@@ -94,8 +94,8 @@ def test_draws_file_streams_the_same_draws_to_disk(schedule, thin, tmp_path, mon
     kernel = lahmc(target, 1.0, 10, 0.1)
     x0 = target.sample(8, np.random.default_rng(2))
     path = tmp_path / "draws.npy"
-    memory = sample(kernel, x0, 70, seed=8, schedule=schedule, thin=thin)
-    disk = sample(kernel, x0, 70, seed=8, schedule=schedule, thin=thin, draws_file=path)
+    memory = sample(kernel, x0, 70, seed=8, schedule=schedule, thin=thin, warmup=0)
+    disk = sample(kernel, x0, 70, seed=8, schedule=schedule, thin=thin, draws_file=path, warmup=0)
     assert isinstance(disk.positions, np.memmap)
     np.testing.assert_array_equal(disk.positions, memory.positions)
     np.testing.assert_array_equal(np.load(path), memory.positions)
@@ -106,10 +106,12 @@ def test_draws_file_is_never_overwritten(tmp_path):
     path = tmp_path / "draws.npy"
     path.write_bytes(b"precious")
     with pytest.raises(ValueError, match="already exists"):
-        sample(lahmc(WELL, 1.0, 10, 0.1), X0, 5, seed=0, draws_file=path)
+        sample(lahmc(WELL, 1.0, 10, 0.1), X0, 5, seed=0, draws_file=path, warmup=0)
     assert path.read_bytes() == b"precious"
     with pytest.raises(ValueError, match="does not exist"):
-        sample(lahmc(WELL, 1.0, 10, 0.1), X0, 5, seed=0, draws_file=tmp_path / "no" / "d.npy")
+        sample(
+            lahmc(WELL, 1.0, 10, 0.1), X0, 5, seed=0, draws_file=tmp_path / "no" / "d.npy", warmup=0
+        )
 
 
 @attrs.frozen

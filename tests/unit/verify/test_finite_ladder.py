@@ -166,7 +166,9 @@ def test_the_kernel_samples_on_a_finite_ladder():
     from ladder_mcmc import sample
 
     ladder = FiniteLadder.from_involutions([1, 0, 2], [0, 2, 1], [5, 5, 2])
-    trace = sample(LookAhead(ladder, 2, DirectionRefresh(0.5)), np.array([0, 1, 2]), 20, seed=1)
+    trace = sample(
+        LookAhead(ladder, 2, DirectionRefresh(0.5)), np.array([0, 1, 2]), 20, seed=1, warmup=0
+    )
     assert trace.states.shape == (20, 3)
     assert set(np.unique(trace.states)) <= {0, 1, 2}
 
