@@ -79,8 +79,6 @@ TARGETS = {
     "rough_well": lambda: RoughWell(),
 }
 
-INITIAL_STEP_SIZE = 0.5  # ε₀ before warm-up; dual averaging moves it within ~50 steps
-
 
 @attrs.frozen
 class Setting:
@@ -179,7 +177,7 @@ def run_power(
     rng = np.random.default_rng(seed)
     init = rng.uniform(-2.0, 2.0, size=(chains, target.dim))
     start = time.perf_counter()
-    gauss = lahmc(target, INITIAL_STEP_SIZE, s.n_leapfrog, s.beta, look_ahead=s.look_ahead)
+    gauss = lahmc(target, None, s.n_leapfrog, s.beta, look_ahead=s.look_ahead)
     n1 = int(POWER_STAGE1 * n_warmup)
     gauss, ks, warm1 = run_warmup(gauss, gauss.init(init, rng), n1, rng, target_prob=s.target_prob)
     inverse_mass = np.asarray(gauss.map.metric.inverse_mass, dtype=float)
@@ -202,7 +200,7 @@ def run_power(
     kernel, ks, warm2 = run_warmup(
         kernel, ks, n_warmup - n1, rng, target_prob=target_prob, adapt_mass=False
     )
-    trace = sample(kernel, ks, n_draws, seed=rng)
+    trace = sample(kernel, ks, n_draws, seed=rng, warmup=0)
     wall = time.perf_counter() - start
     warm_grads = float(np.sum(warm1.grad_evals) + np.sum(warm2.grad_evals))
     record = {
@@ -283,16 +281,14 @@ def run_one(
     target = TARGETS[target_name]()
     rng = np.random.default_rng(seed)
     init = rng.uniform(-2.0, 2.0, size=(chains, target.dim))
-    kernel = lahmc(
-        target, INITIAL_STEP_SIZE, setting.n_leapfrog, setting.beta, look_ahead=setting.look_ahead
-    )
+    kernel = lahmc(target, None, setting.n_leapfrog, setting.beta, look_ahead=setting.look_ahead)
     start = time.perf_counter()
     if rule:
         ks = kernel.init(init, rng)
         kernel, ks, warm = run_warmup(kernel, ks, n_warmup, rng, target_prob=setting.target_prob)
         m = max(1, round((math.pi / 2) / warm.step_size))
         kernel = attrs.evolve(kernel, map=attrs.evolve(kernel.map, n_steps=m))
-        trace = sample(kernel, ks, n_draws, seed=rng)
+        trace = sample(kernel, ks, n_draws, seed=rng, warmup=0)
     else:
         trace = sample(
             kernel,

@@ -39,7 +39,14 @@ def main(argv: list[str] | None = None) -> None:
         for name in ("hmc", "lahmc") if r % 2 == 0 else ("lahmc", "hmc"):
             start = time.perf_counter()
             trace = sample(
-                kernels[name], x0, args.steps, seed=r, thin=10, progress=False, checks=False
+                kernels[name],
+                x0,
+                args.steps,
+                seed=r,
+                thin=10,
+                progress=False,
+                warmup=0,
+                checks=False,
             )
             per_gradient[name].append((time.perf_counter() - start) / trace.grad_evals.sum())
     pairs = list(zip(per_gradient["hmc"], per_gradient["lahmc"], strict=True))

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"peak RSS before sampling : {peak_rss_mib():9.1f} MiB")
     start = time.perf_counter()
     trace = sample(
-        kernel, x0, args.steps, seed=1, thin=args.thin, draws_file=args.out, checks=False
+        kernel, x0, args.steps, seed=1, thin=args.thin, draws_file=args.out, warmup=0, checks=False
     )
     wall = time.perf_counter() - start
     print(f"peak RSS after sampling  : {peak_rss_mib():9.1f} MiB")

@@ -63,7 +63,7 @@ def warmup_supported() -> bool:
     return "warmup" in inspect.signature(sample).parameters
 
 
-def make_kernel(kind: str, target, step_size: float, args, inverse_mass=None):
+def make_kernel(kind: str, target, step_size: float | None, args, inverse_mass=None):
     """LAHMC (``look_ahead = args.look_ahead``) or HMC with the script's ``M`` and ``β``."""
     if kind == "lahmc":
         return lahmc(
@@ -95,7 +95,7 @@ def pilot_tune(target, init: np.ndarray, args, rng: np.random.Generator):
         lo = hi = None
         for _trial in range(8):
             kernel = hmc(target, eps, args.n_leapfrog, 1.0, inverse_mass=inv_mass)
-            tr = sample(kernel, x, 25, rng)
+            tr = sample(kernel, x, 25, rng, warmup=0)
             grads += int(tr.grad_evals.sum())
             x = tr.positions[-1]
             if np.mean(tr.rungs == 1) < TARGET_PROB:
@@ -109,7 +109,7 @@ def pilot_tune(target, init: np.ndarray, args, rng: np.random.Generator):
     eps, x, grads = bisect(eps, x, grads)
     for _round in range(3):
         kernel = hmc(target, eps, args.n_leapfrog, 1.0, inverse_mass=inv_mass)
-        tr = sample(kernel, x, var_steps, rng)
+        tr = sample(kernel, x, var_steps, rng, warmup=0)
         grads += int(tr.grad_evals.sum())
         pos = tr.positions[var_steps // 2 :].reshape(-1, target.dim)
         x = tr.positions[-1]
@@ -150,7 +150,7 @@ def run(name: str, kind: str, args, seed: int, tuning: str) -> dict:
     init = initial_points(target, args, rng)
     start = time.perf_counter()
     if tuning == "warmup":
-        kernel = make_kernel(kind, target, 0.1, args)
+        kernel = make_kernel(kind, target, None, args)  # ε left to warm-up
         trace = sample(
             kernel,
             init,
@@ -167,7 +167,7 @@ def run(name: str, kind: str, args, seed: int, tuning: str) -> dict:
         eps, inv_mass, x, warm_grads = pilot_tune(target, init, args, rng)
         n_leapfrog = args.n_leapfrog
         kernel = make_kernel(kind, target, eps, args, inverse_mass=inv_mass)
-        trace = sample(kernel, x, args.draws, rng)
+        trace = sample(kernel, x, args.draws, rng, warmup=0)
     wall = time.perf_counter() - start
     cmp = compare(target, trace.positions)
     grads = int(trace.grad_evals.sum())

@@ -74,8 +74,9 @@ def lahmc(
         ``j > 0``: each chain draws its number of leapfrog steps afresh every step,
         uniformly on ``M − w … M + w``, ``w = ⌊j (M − 1)⌋``
         (:mod:`ladder_mcmc.hamiltonian.jittered_length`), which breaks the resonances of
-        a fixed trajectory length. ``0``: every rung has ``M`` steps. Default: 1 without
-        a step-size ``jitter``, else 0 (the two do not combine).
+        a fixed trajectory length. ``0``: every rung has ``M`` steps. Default: 1 when
+        ``n_leapfrog`` is left to warm-up (and no step-size ``jitter``: the two do not
+        combine), else 0 — a given ``M`` is kept exactly.
 
     Raises
     ------
@@ -105,8 +106,8 @@ def lahmc(
     m = positive_int("n_leapfrog", values["n_leapfrog"])
     if not isinstance(jitter, (int, float, np.integer, np.floating)) or not 0 <= jitter < 1:
         raise ValueError(f"jitter must be a number in [0, 1), got {jitter!r}")
-    if length_jitter is None:
-        length_jitter = 1.0 if jitter == 0 else 0.0
+    if length_jitter is None:  # jitter a length warm-up chooses; keep a given one exact
+        length_jitter = 1.0 if jitter == 0 and n_leapfrog is None else 0.0
     if not isinstance(length_jitter, (int, float, np.integer, np.floating)) or not (
         0 <= length_jitter <= 1
     ):

@@ -138,7 +138,8 @@ class Ladder:
         ``"inverse_mass"``, ``"n_leapfrog"``, ``"beta"``): what the user left unset
         in :func:`~ladder_mcmc.lahmc` and its kin, which fill it in. The ladder
         itself never reads it (``ladder_mcmc.run.adaptation`` does). ``None``
-        (a kernel put together by hand): nothing unless a warm-up is asked for.
+        (a kernel put together by hand): nothing unless a warm-up is asked for. The
+        kernel a warm-up returns has nothing left to adapt (an empty set).
 
     Raises
     ------
@@ -322,7 +323,7 @@ class Ladder:
                 **self.map.describe(),
                 **self.rule.describe(),
                 "refresh": None if self.refresh is None else self.refresh.describe(),
-                **({} if self.adapt is None else {"adapt": sorted(self.adapt)}),
+                **({"adapt": sorted(self.adapt)} if self.adapt else {}),
             }
         )
 

@@ -87,6 +87,7 @@ def run(
         seed=seed_for(seed, *key, "run"),
         thin=thin,
         progress=progress,
+        warmup=0,  # the paper's settings, as given
         checks=False,
     )
 

@@ -211,6 +211,7 @@ def warmup(
     dense: bool = False,
     trajectory_length: float | None = None,
     progress: bool = False,
+    checks: bool = True,
 ) -> tuple[Ladder, LadderState, WarmupResult]:
     """Adapt an HMC-family kernel's unset parameters (see the module's docstring).
 
@@ -235,6 +236,8 @@ def warmup(
         ``T``: instead of adapting ``M``, keep ``M = max(1, round(T / ε))``.
     progress : bool
         Progress bar on stderr.
+    checks : bool
+        Warn of a warm-up that went bad (:func:`check_warmup`).
 
     Returns
     -------
@@ -244,7 +247,8 @@ def warmup(
     Warns
     -----
     SamplingWarning
-        If the warm-up ends with most steps flipping or a step size below ``10⁻¹⁰``.
+        (``checks``) If the warm-up ends with most steps flipping or a step size below
+        ``10⁻¹⁰``.
     """
     started = time.perf_counter()
     n_warmup = positive_int("warmup", n_warmup)
@@ -311,7 +315,7 @@ def warmup(
     if ad.dual is not None:
         eps = ad.dual.final
         kernel = with_hmc_parameters(kernel, step_size=eps)
-    kernel = ad.refit(kernel, final=True)
+    kernel = attrs.evolve(ad.refit(kernel, final=True), adapt=frozenset())  # nothing left
     tail = max(1, n_warmup // 4)
     result = WarmupResult(
         step_size=float(kernel.map.step_size),
@@ -326,7 +330,8 @@ def warmup(
         wall_time=time.perf_counter() - started,
         flip_fraction=float(np.concatenate(flips)[-tail:].mean()),
     )
-    _warn_if_bad(result)
+    if checks:
+        check_warmup(result, stacklevel=5)
     return kernel, ks, result
 
 
@@ -360,14 +365,21 @@ def _grad_evals(rec: Recorder, kernel: Ladder) -> np.ndarray:
     return rec.grad_evals_per_step(int(kernel.map.cost)).sum(axis=0)
 
 
-def _warn_if_bad(result: WarmupResult) -> None:
+def check_warmup(result: WarmupResult | GroupedWarmup, stacklevel: int = 2) -> None:
+    """Warn (:class:`~ladder_mcmc.SamplingWarning`) of a warm-up that ended with half its
+    last steps flipping or a step size below ``10⁻¹⁰`` (each group of a grouped one)."""
+    for one in getattr(result, "groups", (result,)):
+        _warn_if_bad(one, stacklevel + 1)
+
+
+def _warn_if_bad(result: WarmupResult, stacklevel: int) -> None:
     if result.step_size < MIN_STEP_SIZE:
         warnings.warn(
             f"warm-up ended with step size {result.step_size:.3g} < {MIN_STEP_SIZE:g}: the "
             "chains cannot move (a wrong gradient, a density that is not smooth, or a start "
             "far in the tails); check the target, or start the chains elsewhere",
             SamplingWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
     if result.flip_fraction >= 0.5:
         warnings.warn(
@@ -375,12 +387,13 @@ def _warn_if_bad(result: WarmupResult) -> None:
             f"adapted kernel (ε={result.step_size:.3g}, M={result.n_leapfrog}) rarely moves; "
             "a longer warm-up, a dense mass (dense_mass=True) or a reparametrisation may help",
             SamplingWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
 
 
 __all__ = [
     "MIN_WINDOWED_WARMUP",
+    "check_warmup",
     "GroupedWarmup",
     "WarmupResult",
     "apply_warmup",

@@ -119,17 +119,19 @@ def apply_warmup(kernel: Ladder, warm: Any) -> Ladder:
 
     What a run continues with after its warm-up: for :func:`~ladder_mcmc.resume`, or to
     sample more with ``sample(apply_warmup(kernel, trace.warmup), trace.final, n,
-    seed=..., warmup=0)``.
+    seed=...)`` (the kernel has nothing left to adapt, so ``sample`` does not warm it
+    up again).
     """
     inv = warm.inverse_mass
     beta = getattr(warm, "beta", None)
-    return with_hmc_parameters(
+    adapted = with_hmc_parameters(
         kernel,
         step_size=float(warm.step_size),
         metric=Metric(inv) if inv is not None else None,
         n_steps=int(warm.n_leapfrog),
         beta=None if beta is None else float(beta),
     )
+    return attrs.evolve(adapted, adapt=frozenset())  # nothing left to adapt
 
 
 def check_mass_adaptation(kernel: Ladder, warmup: int, adapt_mass: bool, dense: bool) -> None:

@@ -28,7 +28,7 @@ from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.run import checkpoint
-from ladder_mcmc.run.adaptation import check_warmup_length, to_adapt
+from ladder_mcmc.run.adaptation import check_warmup, check_warmup_length, to_adapt
 from ladder_mcmc.run.adaptation import warmup as run_warmup
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder, memmap_allocator
@@ -197,7 +197,10 @@ def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
 
     from ladder_mcmc.diagnostics.checks import SamplingWarning
 
-    names = ", ".join(sorted(kernel.adapt or ()))
+    # the identity mass is a natural default; a step, a length or a β of 1 is not
+    names = ", ".join(sorted(set(kernel.adapt or ()) - {"inverse_mass"}))
+    if not names:
+        return
     warnings.warn(
         f"warmup=0, but the kernel leaves {names} to adapt: it runs with starting values "
         f"(step_size={kernel.map.describe().get('step_size')}); pass warmup > 0 (the "
@@ -407,6 +410,8 @@ def sample(
             checks=False,  # checked here, once, on all the chains
         )
         if checks:
+            if trace.warmup is not None:
+                check_warmup(trace.warmup, stacklevel=3)
             check_trace(trace, stacklevel=3)
         return trace
     path = None
@@ -452,6 +457,7 @@ def sample(
                 dense=dense_mass,
                 trajectory_length=trajectory_length,
                 progress=progress,
+                checks=checks,
             )
         except KeyboardInterrupt:  # warm-up draws are dropped anyway: no step kept
             warmup_interrupted = True

@@ -52,7 +52,7 @@ def recorded(fn, *args, **kwargs):
 
 # ---------------------------------------------------------------------- warnings
 def test_healthy_run_is_quiet():
-    trace, seen = recorded(sample, lahmc(GAUSS, 0.3, 10, 0.5), X0, 2000, seed=1)
+    trace, seen = recorded(sample, lahmc(GAUSS, 0.3, 10, 0.5), X0, 2000, seed=1, warmup=0)
     assert seen == [], [str(w.message) for w in seen]
     assert trace_problems(trace) == []
 
@@ -92,7 +92,9 @@ def test_a_region_of_nan_energy_warns_of_non_finite_energies():
         return np.where(x[:, 0] > 1.5, np.nan, 0.5 * (x * x).sum(1))
 
     target = FunctionTarget(energy, lambda x: x, dim=2)
-    trace, seen = recorded(sample, lahmc(target, 0.5, 5, 0.5), np.zeros((4, 2)), 1000, seed=1)
+    trace, seen = recorded(
+        sample, lahmc(target, 0.5, 5, 0.5), np.zeros((4, 2)), 1000, seed=1, warmup=0
+    )
     text = [str(w.message) for w in seen]
     hit = [t for t in text if "non-finite energy" in t]
     assert len(hit) == 1, text

@@ -75,7 +75,7 @@ def _run(kernel, x0, n_steps, seed, specialised, monkeypatch, **kwargs):
             m.setattr(drivers, "FAST_PATH", False)
         elif specialised in ("numpy", "numba"):
             m.setattr(drivers, "COMPILED", specialised == "numba")
-        return sample(kernel, x0, n_steps, seed=seed, **kwargs)
+        return sample(kernel, x0, n_steps, seed=seed, **{"warmup": 0, **kwargs})
 
 
 _assert_same_run = assert_same_run

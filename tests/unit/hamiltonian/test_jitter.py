@@ -213,9 +213,10 @@ def test_jitter_breaks_the_half_period_resonance():
 
 
 def test_warm_up_adapts_the_centre_step_and_keeps_the_jitter():
-    kernel = lahmc(TARGET, 0.1, 5, 1.0, jitter=0.2)
+    kernel = lahmc(TARGET, None, 5, 1.0, jitter=0.2)  # the step left to warm-up
     trace = sample(kernel, np.zeros((4, 2)), 50, seed=0, warmup=150)
-    assert trace.warmup.step_size != 0.1
+    assert trace.warmup.adapted == ("step_size", "inverse_mass")
+    assert trace.warmup.step_size != 1.0
     assert kernel.describe()["map"] == "JitteredLeapfrog"
     parts = kernel.describe()["refresh"]["parts"]
     assert parts[1] == {"refresh": "StepSizeJitter", "jitter": 0.2}

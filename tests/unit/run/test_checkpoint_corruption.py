@@ -130,7 +130,7 @@ def test_resume_refuses_damage_or_continues_as_from_the_good_file(good, tmp_path
 def test_a_damaged_draws_file_header_is_refused_or_harmless(tmp_path):
     """The draws streamed to a file: its ``.npy`` header, byte by byte."""
     x0 = TARGET.sample(3, np.random.default_rng(0))
-    options = dict(seed=1, checkpoint_every=5)
+    options = dict(seed=1, checkpoint_every=5, warmup=0)
     whole = sample(kernel(), x0, 15, **options)
     files = dict(checkpoint=tmp_path / "c.npz", draws_file=tmp_path / "d.npy")
     sample(kernel(), x0, 10, **files, **options)

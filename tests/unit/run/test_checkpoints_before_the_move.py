@@ -84,7 +84,7 @@ FORMER_CLASSES = {
     "ladder_mcmc.ladder.kernel:LadderState": "ladder_mcmc.ladder:LadderState",
     "ladder_mcmc.hamiltonian.leapfrog:PhaseState": "ladder_mcmc.hmc:PhaseState",
     "ladder_mcmc.hamiltonian.jitter:JitteredPhaseState": "ladder_mcmc.jitter:JitteredPhaseState",
-    "ladder_mcmc.run.adaptation:WarmupResult": "ladder_mcmc.adaptation:WarmupResult",
+    "ladder_mcmc.run.warmup_result:WarmupResult": "ladder_mcmc.adaptation:WarmupResult",
 }
 
 

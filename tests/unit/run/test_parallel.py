@@ -67,8 +67,8 @@ def test_warmup_in_groups_is_one_grouped_warmup():
     from ladder_mcmc.diagnostics import summary
     from ladder_mcmc.run import GroupedWarmup, WarmupResult
 
-    kernel = lahmc(TARGET, 0.5, 10, 0.1)
-    options = dict(warmup=40, trajectory_length=5.0)  # the groups' leapfrog counts differ
+    kernel = lahmc(TARGET, None, 10, 0.1)  # each group adapts its own step size
+    options = dict(warmup=40, trajectory_length=1000.0)  # so the groups' leapfrog counts differ
     with ThreadPoolExecutor(2) as ex:
         trace = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=2, **options)
         one = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=1, **options)
