@@ -1,0 +1,245 @@
+"""Tuning-free sampling: ``lahmc(target)`` + ``sample``'s default warm-up recover known values.
+
+The criteria of ``ladder_mcmc.run.trajectory`` are checked against closed forms; the
+whole warm-up against a Gaussian whose best settings are known; the refusals and
+warnings of bad settings; and a broken variant of each adaptation is shown to fail
+the check that guards it.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from ladder_mcmc import SamplingWarning, apply_warmup, hmc, lahmc, lifted_lahmc, sample
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.run import adaptation
+from ladder_mcmc.run.adaptation import MIN_WINDOWED_WARMUP, dual_averaging_gain
+from ladder_mcmc.run.sample import DEFAULT_WARMUP
+from ladder_mcmc.run.trajectory import (
+    chees_n_leapfrog,
+    empirical_n_leapfrog,
+    jittered_lengths,
+    meads_beta,
+    whitened_eigenvalues,
+)
+
+GAUSS = IllConditionedGaussian(3, log_condition=4)  # variances 1, 100, 10⁴
+
+
+def _unit_optimum(jittered: bool) -> float:
+    """``argmax_T E_u[sin²(uT)]/T`` on a fine grid: ``u`` uniform on (0, 2), or ``u = 1``."""
+    t = np.linspace(0.01, 4, 400_000)
+    mean = 0.5 - np.sin(4 * t) / (8 * t) if jittered else np.sin(t) ** 2
+    return float(t[np.argmax(mean / t)])
+
+
+# ---- the criteria against closed forms -------------------------------------------------
+
+
+@pytest.mark.parametrize("jitter", [0.0, 1.0])
+def test_chees_recovers_the_unit_gaussian_optimum(jitter):
+    # small ε: the leapfrog's angle per step is ε to O(ε³), the lengths nearly continuous
+    eps = 0.002
+    m = chees_n_leapfrog(np.ones(1), eps, jitter, max_n_leapfrog=4000)
+    assert eps * m == pytest.approx(_unit_optimum(jitter > 0), abs=2 * eps)
+
+
+def test_chees_scales_with_the_widest_direction_and_ignores_unstable_ones():
+    eps = 0.01
+    m1 = chees_n_leapfrog(np.ones(1), eps, 1.0, max_n_leapfrog=4000)
+    m4 = chees_n_leapfrog(np.array([4.0]), eps, 1.0, max_n_leapfrog=4000)
+    assert m4 == pytest.approx(2 * m1, abs=2)  # time scales with √λ
+    # a direction the leapfrog cannot integrate (ε ≥ 2√λ) adds nothing
+    assert chees_n_leapfrog(np.array([1.0, 1e-6]), eps, 1.0, 4000) == m1
+
+
+def test_jittered_lengths_have_mean_m():
+    assert jittered_lengths(1, 1.0) == (1, 1)
+    assert jittered_lengths(10, 1.0) == (1, 19)
+    assert jittered_lengths(10, 0.5) == (6, 14)
+    assert jittered_lengths(10, 0.0) == (10, 10)
+
+
+def test_meads_beta_is_critical_damping_over_one_rung():
+    assert meads_beta(4.0, 0.1, 10) == pytest.approx(1 - math.exp(-2 * 1.0 / 2.0))
+    assert meads_beta(1.0, 1e-9, 1) == 1e-3  # floored: a refresh that never refreshes
+    assert meads_beta(0.0, 0.1, 10) == 1.0
+
+
+def test_whitened_eigenvalues_of_a_fitted_and_a_misfitted_mass():
+    cov = np.array([[4.0, 1.0], [1.0, 1.0]])
+    # the dense mass equal to the covariance whitens it exactly
+    np.testing.assert_allclose(whitened_eigenvalues(cov, cov), [1.0, 1.0], atol=1e-12)
+    # a diagonal mass leaves the correlation matrix, eigenvalues 1 ± ρ
+    np.testing.assert_allclose(whitened_eigenvalues(cov, np.diag(cov)), [1.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(whitened_eigenvalues(cov, None), np.linalg.eigvalsh(cov)[::-1])
+
+
+def test_the_chains_own_criterion_finds_the_rotation_optimum():
+    """Exact rotations of a unit Gaussian by ``n θ``: the empirical criterion's best
+    centre is the closed form's. 20 000 transitions per centre; the criterion's curve
+    is flat near its top, so ±15 % of the centre."""
+    rng = np.random.default_rng(0)
+    theta, jitter, top = 0.02, 1.0, 120
+    n = rng.integers(1, 2 * top, size=400_000)
+    x0, v = rng.standard_normal((2, n.size, 1))
+    x1 = x0 * np.cos(n * theta)[:, None] + v * np.sin(n * theta)[:, None]
+    m = empirical_n_leapfrog(x0, x1, n, np.ones(n.size), None, jitter)
+    expected = _unit_optimum(True) / theta
+    assert m == pytest.approx(expected, rel=0.15)
+
+
+# ---- the whole warm-up on a Gaussian of known scales -----------------------------------
+
+
+def _warmed(kernel, seed=0, chains=8, warmup=1000, **options):
+    x0 = np.random.default_rng(seed).uniform(-2, 2, (chains, GAUSS.dim))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        return sample(kernel, x0, 200, seed=seed, warmup=warmup, **options)
+
+
+def test_lahmc_of_a_target_alone_adapts_everything_and_recovers_the_known_values():
+    kernel = lahmc(GAUSS)
+    assert kernel.adapt == {"step_size", "inverse_mass", "n_leapfrog", "beta"}
+    trace = _warmed(kernel)
+    w = trace.warmup
+    assert w.adapted == ("step_size", "inverse_mass", "n_leapfrog", "beta")
+    # the variances: the last window holds 500 steps x 8 chains; at an ESS of a tenth of
+    # its draws each variance's relative sd is √(2/400) = 0.07, so 5 sd = 0.35
+    np.testing.assert_allclose(w.inverse_mass / GAUSS.variances, 1.0, atol=0.35)
+    # the first-rung probability: near 0.8 (dual averaging's noise leaves it a little below)
+    assert 0.7 < w.first_stage_prob < 0.85
+    # the fitted mass whitens a diagonal Gaussian: λ ≈ 1 up to the estimates' spread
+    assert 0.8 < w.largest_eigenvalue < 1.5
+    # the length: the closed-form optimum for the estimated λ₁ at the adapted ε
+    assert w.trajectory_length == pytest.approx(
+        w.step_size * chees_n_leapfrog(np.array([w.largest_eigenvalue]), w.step_size), rel=0.5
+    )
+    assert w.beta == pytest.approx(meads_beta(w.largest_eigenvalue, w.step_size, w.n_leapfrog))
+    # what was adapted runs the sampling phase
+    assert trace.kernel["step_size"] == w.step_size and trace.kernel["n_steps"] == w.n_leapfrog
+    assert trace.kernel["map"] == "JitteredLengthLeapfrog"
+    assert "adapt" not in trace.kernel  # nothing left to adapt
+
+
+def test_what_is_given_is_kept_and_only_the_rest_adapted():
+    kernel = lahmc(GAUSS, step_size=0.05, beta=0.3)
+    assert kernel.adapt == {"inverse_mass", "n_leapfrog"}
+    w = _warmed(kernel, warmup=300).warmup
+    assert w.step_size == 0.05 and w.beta == 0.3
+    assert w.adapted == ("inverse_mass", "n_leapfrog")
+    given = lahmc(GAUSS, 0.05, 7, 0.3, inverse_mass=GAUSS.variances)
+    assert given.adapt == frozenset() and given.describe()["map"] == "Leapfrog"  # exact M
+    assert hmc(GAUSS).max_rung == 1 and hmc(GAUSS).adapt == kernel.adapt | {"step_size", "beta"}
+
+
+def test_sample_warms_up_by_default_only_what_has_something_to_adapt():
+    x0 = GAUSS.sample(4, np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        trace = sample(lahmc(GAUSS), x0, 20, seed=1)
+    assert trace.warmup.n_steps == DEFAULT_WARMUP == 1000
+    fixed = lahmc(GAUSS, 0.5, 3, 1.0, inverse_mass=GAUSS.variances)
+    assert sample(fixed, x0, 20, seed=1, checks=False).warmup is None
+    # a kernel with values left to adapt and warmup=0 runs its starting values, and says so
+    with pytest.warns(SamplingWarning, match="leaves beta, n_leapfrog, step_size to adapt"):
+        sample(lahmc(GAUSS), x0, 20, seed=1, warmup=0)
+
+
+def test_the_warmed_up_kernel_continues_without_warming_up_again():
+    trace = _warmed(lahmc(GAUSS), warmup=200)
+    kernel = apply_warmup(lahmc(GAUSS), trace.warmup)
+    assert kernel.adapt == frozenset()
+    assert kernel.map.step_size == trace.warmup.step_size
+    assert kernel.refresh.parts[0].beta == trace.warmup.beta
+    assert kernel.refresh.parts[1].n_leapfrog == trace.warmup.n_leapfrog  # the length's law
+    more = sample(kernel, trace.final, 30, seed=3, checks=False)
+    assert more.warmup is None and more.kernel == trace.kernel
+
+
+def test_four_chains_and_one_chain_adapt_too():
+    for chains in (4, 1):
+        w = _warmed(lahmc(GAUSS), chains=chains).warmup
+        assert 0.6 < w.first_stage_prob < 0.9, chains
+        assert np.all(np.abs(np.log(w.inverse_mass / GAUSS.variances)) < 1.0), chains
+
+
+def test_lifted_lahmc_of_a_target_alone_adapts_its_step_and_mass():
+    kernel = lifted_lahmc(RoughWell())
+    assert kernel.adapt == {"step_size", "inverse_mass"}
+    w = _warmed(kernel, warmup=150, target_prob=0.7).warmup if False else None  # noqa: SIM108
+    x0 = np.zeros((4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        w = sample(kernel, x0, 20, seed=0, warmup=150, target_prob=0.7).warmup
+    assert w.adapted == ("step_size", "inverse_mass") and w.n_leapfrog == 30
+
+
+# ---- bad settings ------------------------------------------------------------------------
+
+
+def test_bad_settings_are_refused_before_any_work():
+    x0 = GAUSS.sample(4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"warmup=10 is too short.*at least {MIN_WINDOWED_WARMUP}"):
+        sample(lahmc(GAUSS), x0, 20, seed=1, warmup=10)
+    # the step size alone adapts in any warm-up
+    sample(lahmc(GAUSS, n_leapfrog=3, beta=1.0, inverse_mass=GAUSS.variances), x0, 5, warmup=10)
+    with pytest.raises(ValueError, match="trajectory_length.*-1"):
+        sample(lahmc(GAUSS), x0, 20, seed=1, trajectory_length=-1.0)
+    with pytest.raises(ValueError, match="beta.*1.5"):
+        lahmc(GAUSS, beta=1.5)
+    with pytest.raises(ValueError, match="beta.*0"):
+        lahmc(GAUSS, beta=0.0)
+    with pytest.raises(ValueError, match="step_size.*-0.1"):
+        lahmc(GAUSS, step_size=-0.1)
+    with pytest.raises(ValueError, match="n_leapfrog.*0"):
+        lahmc(GAUSS, n_leapfrog=0)
+    with pytest.raises(ValueError, match="length_jitter.*2"):
+        lahmc(GAUSS, length_jitter=2)
+    with pytest.raises(ValueError, match="jitter.*do not combine"):
+        lahmc(GAUSS, jitter=0.2, length_jitter=1.0)
+    with pytest.raises(ValueError, match="warmup.*-3"):
+        sample(lahmc(GAUSS), x0, 20, warmup=-3)
+
+
+def test_a_warmup_that_ends_in_flips_or_a_vanishing_step_warns(monkeypatch):
+    """A target whose gradient is wrong by a factor: every step flips, the step shrinks."""
+
+    class Wrong(IllConditionedGaussian):
+        def grad(self, x):
+            return -50 * super().grad(x)
+
+    target = Wrong(2, log_condition=0)
+    x0 = np.ones((4, 2))
+    with pytest.warns(SamplingWarning) as seen:
+        sample(lahmc(target), x0, 10, seed=0, warmup=100, checks=True)
+    text = " ".join(str(w.message) for w in seen)
+    assert "warm-up ended with" in text and ("flipping" in text or "step size" in text)
+    # checks=False: silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplingWarning)
+        sample(lahmc(target), x0, 10, seed=0, warmup=100, checks=False)
+
+
+# ---- broken variants fail the checks above ----------------------------------------------
+
+
+def test_stans_gain_with_four_chains_misses_the_step_size(monkeypatch):
+    """With γ = 0.05 (Stan's, for NUTS's low-noise statistic) the iterate jumps by factors
+    of e⁴ on four chains' indicators and dual averaging settles far below its target:
+    the recovery test's first-rung probability bound catches it."""
+    good = _warmed(lahmc(GAUSS), chains=4).warmup
+    monkeypatch.setattr(adaptation, "dual_averaging_gain", lambda n: 0.05)
+    bad = _warmed(lahmc(GAUSS), chains=4).warmup
+    assert 0.7 < good.first_stage_prob < 0.85 and dual_averaging_gain(4) == 0.4
+    assert not 0.7 < bad.first_stage_prob < 0.85 or bad.step_size < good.step_size / 3
+
+
+def test_a_chees_without_its_weights_or_its_jitter_misses_the_optimum(monkeypatch):
+    """The closed-form check catches a criterion that forgets the jitter."""
+    eps = 0.002
+    forgetful = chees_n_leapfrog(np.ones(1), eps, 0.0, max_n_leapfrog=4000)  # no jitter
+    assert eps * forgetful != pytest.approx(_unit_optimum(True), abs=2 * eps)
