@@ -1,0 +1,180 @@
+"""NUTS peers for ``benchmarks/tuning_free.py``: JAX targets and a NumPyro runner.
+
+The JAX potentials are written term for term after the package's energies
+(``ladder_mcmc/models/targets.py``, ``ladder_mcmc/models/posteriors/eight_schools.py``):
+NumPyro's ``potential_fn`` is ``E(x) = -log p(x)``, so the JAX log density is minus the
+package energy; :func:`check_potentials` verifies it at random points before any run.
+
+:func:`run_nuts` runs NumPyro's NUTS with its defaults (target acceptance 0.8, diagonal
+mass matrix, 1000 warm-up steps by Stan's windows) in float64. Gradient evaluations are
+the trajectories' leapfrog steps (``num_steps`` of the extra fields), warm-up and sampling
+apart; the few of NumPyro's ``find_reasonable_step_size`` at window starts are not
+counted. NumPyro 0.22 recompiles its sampling loop at every ``warmup`` and ``run`` call
+(and, with ``chain_method="sequential"``, for every chain): the jitted loop takes the body
+as a static argument, wrapped anew each call. So compile time is not left out by reusing
+a compiled function but measured with JAX's monitoring events (tracing, lowering and XLA
+compilation, or loading from JAX's persistent compilation cache, which :func:`versions`
+switches on in ``$LADDER_MCMC_JAX_CACHE`` or ``ladder_mcmc_jax_cache`` in the system's
+temporary directory, so that the same loop is compiled once) and subtracted from the wall
+time.
+
+Needs ``pip install numpyro jax`` (not a dependency of the package or of its tests).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
+from ladder_mcmc.models.posteriors import EightSchoolsNoncentered
+
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+_compile_seconds = [0.0]
+_listening = [False]
+_runs = [0]
+CLEAR_EVERY = 6  # runs between clearings of JAX's in-memory caches
+
+
+def versions() -> str | None:
+    """``"NumPyro x, JAX y"`` if both import, else None; switches on float64, the
+    persistent compilation cache and the listener that sums compile seconds."""
+    try:
+        import jax
+        import numpyro
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    cache = (
+        os.environ.get("LADDER_MCMC_JAX_CACHE")
+        or Path(tempfile.gettempdir()) / "ladder_mcmc_jax_cache"
+    )
+    jax.config.update("jax_compilation_cache_dir", str(cache))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    if not _listening[0]:
+
+        def listener(event: str, duration: float, **_kwargs) -> None:
+            if event in _COMPILE_EVENTS:
+                _compile_seconds[0] += duration
+
+        jax.monitoring.register_event_duration_secs_listener(listener)
+        _listening[0] = True
+    return f"NumPyro {numpyro.__version__}, JAX {jax.__version__}"
+
+
+def potential(target):
+    """The JAX potential ``x (dim,) -> E(x)`` of a package target (the four NUTS peers)."""
+    import jax.numpy as jnp
+
+    if isinstance(target, IllConditionedGaussian):
+        prec = jnp.asarray(target.precisions)
+        return lambda x: 0.5 * jnp.sum(x * (x * prec))
+    if isinstance(target, RoughWell):
+        k, s1 = np.pi / target.sigma2, target.sigma1
+        return lambda x: jnp.sum(x * x) / (2 * s1**2) + jnp.sum(jnp.cos(k * x))
+    if isinstance(target, EightSchoolsNoncentered):
+        y, sigma, j = jnp.asarray(target.y), jnp.asarray(target.sigma), target.y.shape[0]
+
+        def eight_schools(x):
+            tt, mu, log_tau = x[:j], x[j], x[j + 1]
+            tau = jnp.exp(log_tau)
+            theta = tt * tau + mu
+            return (
+                0.5 * jnp.sum(tt * tt)
+                + 0.5 * jnp.sum((theta - y) ** 2 / sigma**2)
+                + mu**2 / 50.0
+                + jnp.log1p((tau / 5.0) ** 2)
+                - log_tau
+            )
+
+        return eight_schools
+    raise ValueError(f"no JAX peer for target {target!r}")
+
+
+def check_potentials(targets: dict, seed: int = 0, n: int = 6) -> dict[str, float]:
+    """Max relative |log p_JAX(x) + E(x)| over ``n`` random points per target, which must
+    be below 1e-12 (``ValueError`` otherwise). Points: the initial box (-2, 2) scaled by
+    the target's standard deviations where it has them, so every term is exercised."""
+    import jax
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, target in targets.items():
+        scale = np.sqrt(getattr(target, "variances", np.ones(target.dim)))
+        if isinstance(target, RoughWell):
+            scale = np.full(target.dim, target.sigma1)
+        x = rng.uniform(-2, 2, size=(n, target.dim)) * scale
+        log_p = -np.asarray(jax.vmap(potential(target))(x))
+        e = np.asarray(target.energy(x))
+        err = float(np.max(np.abs(log_p + e) / np.maximum(1.0, np.abs(e))))
+        if not err < 1e-12:
+            raise ValueError(f"{name}: JAX log density is not -energy (rel. error {err:.3g})")
+        out[name] = err
+    return out
+
+
+def run_nuts(
+    target,
+    init: np.ndarray,
+    seed: int,
+    *,
+    n_warmup: int,
+    n_draws: int,
+    chain_method: str,
+) -> dict:
+    """One NumPyro NUTS run (defaults, float64) from ``init`` (chains, dim).
+
+    Returns the draws ``positions`` (draws, chains, dim), gradient evaluations summed
+    over chains (``grads`` in sampling, ``warmup_grads``), ``wall`` = warm-up + sampling
+    seconds with compile time subtracted (``compile`` = the seconds subtracted), the
+    adapted step size (median over chains) and the mean number of leapfrog steps per
+    sampling iteration.
+    """
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer import MCMC, NUTS
+
+    mcmc = MCMC(
+        NUTS(potential_fn=potential(target)),
+        num_warmup=n_warmup,
+        num_samples=n_draws,
+        num_chains=init.shape[0],
+        chain_method=chain_method,
+        progress_bar=False,
+    )
+    k_warm, k_draw = jax.random.split(jax.random.PRNGKey(seed))
+    compiled = _compile_seconds[0]
+    start = time.perf_counter()
+    mcmc.warmup(
+        k_warm, init_params=jnp.asarray(init), extra_fields=("num_steps",), collect_warmup=True
+    )
+    warm_steps = np.asarray(mcmc.get_extra_fields()["num_steps"])
+    mcmc.run(k_draw, extra_fields=("num_steps",))
+    draws = np.asarray(mcmc.get_samples(group_by_chain=True))
+    steps = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+    wall = time.perf_counter() - start
+    compile_s = _compile_seconds[0] - compiled
+    step_size = np.asarray(mcmc.last_state.adapt_state.step_size)
+    # every run leaves new compiled loops in JAX's caches; kept, their code sections
+    # exhaust the process's memory maps after some tens of runs (LLVM "Cannot allocate
+    # memory"); clearing after each run would re-trace everything, so every few runs
+    _runs[0] += 1
+    if _runs[0] % CLEAR_EVERY == 0:
+        jax.clear_caches()
+    return {
+        "positions": np.swapaxes(draws, 0, 1),
+        "grads": float(steps.sum()),
+        "warmup_grads": float(warm_steps.sum()),
+        "wall": wall - compile_s,
+        "compile": compile_s,
+        "step_size": float(np.median(step_size)),
+        "mean_steps": float(steps.mean()),
+    }
