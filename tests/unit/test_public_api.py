@@ -36,6 +36,7 @@ TOP_LEVEL = [
     "resume", "sample",
     "ChainStreams",
     "JitteredLengthLeapfrog", "JitteredLengthState", "LengthJitter",
+    "apply_warmup",
 ]  # fmt: skip
 
 #: the public names of each namespace before the move -> where each lives now
