@@ -102,6 +102,9 @@ ABLATIONS = [
     ("K=2", {"look_ahead": 2}, {}),
     ("K=8", {"look_ahead": 8}, {}),
     ("fixed mass", {}, {"adapt_mass": False}),
+    ("p=0.8", {}, {"target_prob": 0.8}),
+    ("p=0.9", {}, {"target_prob": 0.9}),
+    ("p=0.95", {}, {"target_prob": 0.95}),
 ]
 
 

@@ -32,7 +32,7 @@ from ladder_mcmc.run.adaptation import check_warmup, check_warmup_length, to_ada
 from ladder_mcmc.run.adaptation import warmup as run_warmup
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder, memmap_allocator
-from ladder_mcmc.run.kernel_parameters import check_adaptable, check_mass_adaptation
+from ladder_mcmc.run.kernel_parameters import check_adaptable, check_mass_adaptation, current_beta
 from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
@@ -201,10 +201,14 @@ def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
     names = ", ".join(sorted(set(kernel.adapt or ()) - {"inverse_mass"}))
     if not names:
         return
+    described = kernel.map.describe()
+    values = {"step_size": described.get("step_size"), "n_leapfrog": described.get("n_steps")}
+    values["beta"] = current_beta(kernel)
+    start = ", ".join(f"{n}={values[n]}" for n in sorted(values) if n in names)
     warnings.warn(
-        f"warmup=0, but the kernel leaves {names} to adapt: it runs with starting values "
-        f"(step_size={kernel.map.describe().get('step_size')}); pass warmup > 0 (the "
-        "default), or give these values to the kernel",
+        f"warmup=0, but the kernel leaves {names} to adapt: it runs with their starting "
+        f"values ({start}); pass warmup > 0 (the default), or give these values to the "
+        "kernel",
         SamplingWarning,
         stacklevel=stacklevel + 1,
     )
