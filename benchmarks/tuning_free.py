@@ -66,7 +66,7 @@ sys.path.insert(0, str(HERE))
 import nuts_peers  # noqa: E402
 from posteriordb import posterior_seed  # noqa: E402  (benchmarks/posteriordb.py)
 
-from ladder_mcmc import lahmc, sample  # noqa: E402
+from ladder_mcmc import lahmc, lifted_lahmc, sample  # noqa: E402
 from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell  # noqa: E402
 from ladder_mcmc.models import posteriors as pdb  # noqa: E402
@@ -106,6 +106,11 @@ ABLATIONS = [
     ("p=0.9", {}, {"target_prob": 0.9}),
     ("p=0.95", {}, {"target_prob": 0.95}),
 ]
+
+
+#: other kernels the docs recommend for a target, also with defaults only (printed with
+#: the ablation rows: the ratio is to ``lahmc(target)``)
+ALTERNATIVES = {"rough_well": [("lifted_lahmc()", lifted_lahmc)]}
 
 
 def new_api() -> bool:
@@ -160,13 +165,17 @@ def _attr(obj, name):
     return None if value is None else float(np.median(np.asarray(value, dtype=float)))
 
 
-def run_ours(key, seed, kernel_kw, sample_kw, *, chains, n_warmup, n_draws) -> dict:
+def run_ours(key, seed, kernel_kw, sample_kw, *, chains, n_warmup, n_draws, make=None) -> dict:
     """One run of ``sample(lahmc(target, **kernel_kw), ..., warmup=n_warmup, **sample_kw)``
-    (the OLD API shim's settings under ``kernel_kw``, when ``lahmc`` needs them)."""
+    (the OLD API shim's settings under ``kernel_kw``, when ``lahmc`` needs them), or of
+    ``make(target, **kernel_kw)`` instead of ``lahmc``."""
     target = make_target(key)
     init, sample_seed = initial(key, target, seed, chains)
-    kw = dict(kernel_kw) if NEW_API else {**OLD_API_SETTINGS, **kernel_kw}
-    kernel = lahmc(target, **kw)
+    if make is not None:
+        kernel = make(target, **kernel_kw)
+    else:
+        kw = dict(kernel_kw) if NEW_API else {**OLD_API_SETTINGS, **kernel_kw}
+        kernel = lahmc(target, **kw)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
@@ -315,7 +324,9 @@ def print_summary(ours: dict, nuts: dict) -> None:
 
 
 def print_ablation(ablation: dict, ours: dict) -> None:
-    print(f"\n## Ablation: {SIDE}, one adapted quantity fixed (medians; ratio to the default)")
+    print(
+        f"\n## Ablation and alternatives: {SIDE} with one quantity fixed, or another kernel (medians; ratio to {SIDE})"
+    )
     print(
         "| target | variant | ESS/1000 grads | with warm-up | ESS/s | max R-hat "
         "| ratio (sampling) |"
@@ -397,6 +408,12 @@ def main(argv: list[str] | None = None) -> int:
                 nuts.setdefault((key, cm), []).append(rec)
                 records.append({"target": key, "sampler": f"NUTS {cm}", "seed": seed, **rec})
                 print(format_row(key, f"NUTS {cm}", seed, rec), flush=True)
+        for label, make in ALTERNATIVES.get(key, ()) if NEW_API else ():
+            for seed in range(n_seeds):
+                rec = run_ours(key, seed, {}, {}, make=make, **common)
+                ablation.setdefault((key, label), []).append(rec)
+                records.append({"target": key, "sampler": label, "seed": seed, **rec})
+                print(format_row(key, label, seed, rec), flush=True)
         for label, kernel_kw, sample_kw in ABLATIONS if args.ablation else ():
             if not NEW_API and "length_jitter" in kernel_kw:
                 print(f"{key:<15} {label:<22} (skipped: OLD API has no length_jitter)")
