@@ -325,7 +325,8 @@ def print_summary(ours: dict, nuts: dict) -> None:
 
 def print_ablation(ablation: dict, ours: dict) -> None:
     print(
-        f"\n## Ablation and alternatives: {SIDE} with one quantity fixed, or another kernel (medians; ratio to {SIDE})"
+        f"\n## Ablation and alternatives: {SIDE} with one quantity fixed, or another "
+        f"kernel (medians; ratio to {SIDE})"
     )
     print(
         "| target | variant | ESS/1000 grads | with warm-up | ESS/s | max R-hat "
