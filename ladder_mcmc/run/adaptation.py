@@ -51,7 +51,6 @@ from ladder_mcmc.run.step_size import MIN_STEP_SIZE, DualAveraging, initial_step
 from ladder_mcmc.run.trajectory import (
     MAX_N_LEAPFROG,
     chees_n_leapfrog,
-    empirical_n_leapfrog,
     meads_beta,
     whitened_eigenvalues,
 )
@@ -153,18 +152,6 @@ class _Adapter:
     dual: DualAveraging | None = None
     eigenvalues: np.ndarray = attrs.field(factory=lambda: np.ones(1))
     time: float | None = None  # εM being kept while ε moves
-    time_limit: float | None = None  # the chains' own criterion preferred this shorter εM
-
-    def prefer_shorter(self, kernel: Ladder, starts, ends, lengths, moves) -> None:
-        """Cap ``εM`` at the length the window's own transitions did best with, when that
-        was shorter than the longest tried (ChEES measured, not modelled: on a target far
-        from Gaussian, e.g. one whose ripples trap a coordinate, long rungs waste
-        gradients that the Gaussian criterion cannot see)."""
-        m = empirical_n_leapfrog(
-            starts, ends, lengths, moves, kernel.map.metric.inverse_mass, self.jitter
-        )
-        step = self.dual.final if self.dual is not None else float(kernel.map.step_size)
-        self.time_limit = None if m is None or m >= int(kernel.map.n_steps) else step * m
 
     def length_for(self, eps: float, cap: int = MAX_WARMUP_N_LEAPFROG) -> int | None:
         """``M`` for the step ``eps``: the given or adapted length over ``eps``."""
@@ -187,8 +174,6 @@ class _Adapter:
         m = None
         if "n_leapfrog" in self.adapted:
             m = chees_n_leapfrog(self.eigenvalues, eps, self.jitter, cap)
-            if self.time_limit is not None:
-                m = min(m, max(1, round(self.time_limit / eps)))
             self.time = eps * m
         elif self.trajectory_length is not None:
             m = self.length_for(eps, cap)
@@ -274,8 +259,6 @@ def warmup(
     init, _term, ends = stan_windows(n_warmup) if windowed else (n_warmup, 0, [])
     block = max(1, math.ceil(BLOCK_CHAIN_STEPS / n_chains))
     window: list[np.ndarray] = []
-    moves: list[tuple[np.ndarray, ...]] = []  # the window's (starts, ends, lengths, rungs)
-    last_x = np.asarray(ks.state.x, dtype=float)
     first_rung: list[np.ndarray] = []
     flips: list[np.ndarray] = []
     bar = Progress(n_warmup, label="warm-up", enabled=progress)
@@ -288,11 +271,9 @@ def warmup(
             grad_evals += _grad_evals(rec, kernel)
             first_rung.append((rec.rungs == 1).mean(axis=1))
             flips.append((rec.rungs == 0).mean(axis=1))
-            x = np.asarray(rec.draws, dtype=float)
             if ends and t >= init:
+                x = np.asarray(rec.draws, dtype=float)
                 window.append(x.reshape(-1, x.shape[-1]))
-                moves.append(_transitions(last_x, x, rec, kernel))
-            last_x = x[-1]
             t = stop
             if ad.dual is not None:
                 for stat in first_rung[-1]:
@@ -303,12 +284,8 @@ def warmup(
                 kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=m)
             if ends and t == ends[0]:
                 ends.pop(0)
-                if "n_leapfrog" in adapted and moves:
-                    ad.prefer_shorter(
-                        kernel, *(np.concatenate(m) for m in zip(*moves, strict=True))
-                    )
                 kernel, ks = _end_window(kernel, ks, np.concatenate(window), ad, dense, rng)
-                window, moves = [], []
+                window = []
             bar.update(t)
     finally:
         bar.close()
@@ -348,16 +325,6 @@ def _end_window(kernel, ks, draws, ad: _Adapter, dense: bool, rng):
         ad.dual.restart(eps)
         kernel = with_hmc_parameters(kernel, step_size=eps)
     return ad.refit(kernel), ks
-
-
-def _transitions(last_x, x, rec: Recorder, kernel: Ladder) -> tuple[np.ndarray, ...]:
-    """A block's transitions as rows: start and end positions, leapfrog steps per rung,
-    rungs moved."""
-    starts = np.concatenate((last_x[None], x[:-1])).reshape(-1, x.shape[-1])
-    lengths = rec.step_cost if rec.step_cost is not None else np.full(rec.rungs.shape, 1)
-    if rec.step_cost is None:
-        lengths = lengths * int(kernel.map.n_steps)
-    return starts, x.reshape(-1, x.shape[-1]), lengths.reshape(-1), rec.n_moves.reshape(-1)
 
 
 def _grad_evals(rec: Recorder, kernel: Ladder) -> np.ndarray:

@@ -99,56 +99,6 @@ def chees_n_leapfrog(
     return int(centres[np.argmax(mean / centres)])
 
 
-def whiten(x: np.ndarray, inverse_mass: np.ndarray | None) -> np.ndarray:
-    """``C⁻¹ x`` row by row, ``C Cᵀ = M⁻¹``: coordinates in which the mass is the identity."""
-    if inverse_mass is None:
-        return x
-    inv = np.asarray(inverse_mass, dtype=float)
-    if inv.ndim == 1:
-        return x / np.sqrt(inv)
-    return np.linalg.solve(np.linalg.cholesky(inv), x.T).T
-
-
-def empirical_n_leapfrog(
-    starts: np.ndarray,
-    ends: np.ndarray,
-    lengths: np.ndarray,
-    moves: np.ndarray,
-    inverse_mass: np.ndarray | None,
-    jitter: float,
-    min_count: int = 32,
-) -> int | None:
-    """The centre ``M`` that maximised the chains' own ChEES criterion per gradient.
-
-    From a window's transitions ``starts → ends`` (rows: chain-steps), each made with
-    ``lengths`` leapfrog steps per rung and ``moves`` rungs: for every centre ``M``
-    whose jittered lengths (:func:`jittered_lengths`) were drawn at least
-    ``min_count`` times, the mean of ``(‖z_1‖² − ‖z_0‖²)²`` (``z`` the whitened
-    distance from the window's mean) over those transitions, per gradient evaluation
-    (``lengths × moves``) spent on them. Rejections count as no change, longer
-    look-ahead moves as what they moved. None if no centre has enough transitions.
-    Lengths drawn uniformly around a centre cover every smaller centre's lengths, so
-    this compares the current length with shorter ones only.
-    """
-    mean = np.concatenate((starts, ends)).mean(axis=0)
-    r0 = (whiten(starts - mean, inverse_mass) ** 2).sum(axis=1)
-    r1 = (whiten(ends - mean, inverse_mass) ** 2).sum(axis=1)
-    change = (r1 - r0) ** 2
-    cost = lengths.astype(float) * moves
-    best, best_value = None, -np.inf
-    for m in range(1, int(lengths.max()) + 1):
-        lo, hi = jittered_lengths(m, jitter)
-        if hi > lengths.max():
-            break  # longer lengths than were drawn
-        sel = (lengths >= lo) & (lengths <= hi)
-        if np.count_nonzero(sel) < min_count:
-            continue
-        value = change[sel].mean() / max(cost[sel].mean(), 1.0)
-        if value > best_value:
-            best, best_value = m, value
-    return best
-
-
 def meads_beta(largest_eigenvalue: float, step_size: float, n_leapfrog: int) -> float:
     """``β = 1 − exp(−2 εM / √λ_1)``: MEADS's damping ``γ = 1/√λ_1`` over one rung.
 
@@ -174,8 +124,6 @@ def _representatives(lam: np.ndarray, max_count: int = 256) -> np.ndarray:
 __all__ = [
     "MAX_N_LEAPFROG",
     "chees_n_leapfrog",
-    "empirical_n_leapfrog",
-    "whiten",
     "jittered_lengths",
     "meads_beta",
     "whitened_eigenvalues",

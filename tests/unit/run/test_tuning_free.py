@@ -27,7 +27,6 @@ from ladder_mcmc.run.adaptation import MIN_WINDOWED_WARMUP, dual_averaging_gain
 from ladder_mcmc.run.sample import DEFAULT_WARMUP
 from ladder_mcmc.run.trajectory import (
     chees_n_leapfrog,
-    empirical_n_leapfrog,
     jittered_lengths,
     meads_beta,
     whitened_eigenvalues,
@@ -83,20 +82,6 @@ def test_whitened_eigenvalues_of_a_fitted_and_a_misfitted_mass():
     # a diagonal mass leaves the correlation matrix, eigenvalues 1 ± ρ
     np.testing.assert_allclose(whitened_eigenvalues(cov, np.diag(cov)), [1.5, 0.5], atol=1e-12)
     np.testing.assert_allclose(whitened_eigenvalues(cov, None), np.linalg.eigvalsh(cov)[::-1])
-
-
-def test_the_chains_own_criterion_finds_the_rotation_optimum():
-    """Exact rotations of a unit Gaussian by ``n θ``: the empirical criterion's best
-    centre is the closed form's. 20 000 transitions per centre; the criterion's curve
-    is flat near its top, so ±15 % of the centre."""
-    rng = np.random.default_rng(0)
-    theta, jitter, top = 0.02, 1.0, 120
-    n = rng.integers(1, 2 * top, size=400_000)
-    x0, v = rng.standard_normal((2, n.size, 1))
-    x1 = x0 * np.cos(n * theta)[:, None] + v * np.sin(n * theta)[:, None]
-    m = empirical_n_leapfrog(x0, x1, n, np.ones(n.size), None, jitter)
-    expected = _unit_optimum(True) / theta
-    assert m == pytest.approx(expected, rel=0.15)
 
 
 # ---- the whole warm-up on a Gaussian of known scales -----------------------------------
