@@ -18,7 +18,8 @@ switches on in ``$LADDER_MCMC_JAX_CACHE`` or ``ladder_mcmc_jax_cache`` in the sy
 temporary directory, so that the same loop is compiled once) and subtracted from the wall
 time.
 
-Needs ``pip install numpyro jax`` (not a dependency of the package or of its tests).
+Needs ``pip install -e ".[peers]"`` (NumPyro and JAX at the measured versions; not a
+dependency of the package or of its tests).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ start to equal the package energies), with ``chain_method`` vectorized and seque
 (the same draws up to rounding; the summary takes the better median of the two for each
 figure, as the quoted numbers take the better of NumPyro and BlackJAX). Gradients =
 ``num_steps``. Measured with NumPyro 0.22.0, JAX 0.10.2 (jaxlib 0.10.2), installed by
-``pip install numpyro jax``; without them the NUTS columns fall back to the numbers
+``pip install -e ".[peers]"``; without them the NUTS columns fall back to the numbers
 quoted in the issue (:data:`QUOTED_NUTS`), and the script says so. Full run ~9 min, NUTS
 side ~2.5 min (of it ~1 min compiling), ``--quick`` < 1 min (2 cores, shared).
 
