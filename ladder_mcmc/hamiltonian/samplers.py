@@ -62,8 +62,8 @@ def lahmc(
     beta : float in (0, 1], optional
         Momentum refresh ``β`` per step, 1 = full refresh (adapted: MEADS's damping).
     look_ahead : int
-        ``K``, the most rungs tried before a momentum flip (default 4:
-        ``benchmarks/results/tuning_free.md``).
+        ``K``, the most rungs tried before a momentum flip (default 4, the paper's; not
+        adapted: ``docs/sampling.md`` says what it costs and gains with adapted settings).
     inverse_mass : array, optional
         Diagonal (vector) or dense inverse mass matrix (adapted: the chains' variances).
     jitter : float in [0, 1)
@@ -104,12 +104,18 @@ def lahmc(
     values = {name: STARTING_VALUES[name] if v is None else v for name, v in given.items()}
     step_size = positive_finite("step_size", values["step_size"])
     m = positive_int("n_leapfrog", values["n_leapfrog"])
-    if not isinstance(jitter, (int, float, np.integer, np.floating)) or not 0 <= jitter < 1:
+    if (
+        isinstance(jitter, bool)
+        or not isinstance(jitter, (int, float, np.integer, np.floating))
+        or not 0 <= jitter < 1
+    ):
         raise ValueError(f"jitter must be a number in [0, 1), got {jitter!r}")
     if length_jitter is None:  # jitter a length warm-up chooses; keep a given one exact
         length_jitter = 1.0 if jitter == 0 and n_leapfrog is None else 0.0
-    if not isinstance(length_jitter, (int, float, np.integer, np.floating)) or not (
-        0 <= length_jitter <= 1
+    if (
+        isinstance(length_jitter, bool)
+        or not isinstance(length_jitter, (int, float, np.integer, np.floating))
+        or not 0 <= length_jitter <= 1
     ):
         raise ValueError(f"length_jitter must be a number in [0, 1], got {length_jitter!r}")
     if jitter > 0 and length_jitter > 0:

@@ -58,8 +58,13 @@ from ladder_mcmc.run.warmup_result import GroupedWarmup, WarmupResult
 from ladder_mcmc.validation import positive_finite, positive_int
 
 #: a warm-up that adapts the mass, the length or β needs a slow window between its
-#: two buffers: Stan's schedule has one from this many steps on
+#: two buffers (Stan's schedule has one from this many steps on); dual averaging of
+#: the step size needs as many steps to come down from its first, deliberately large,
+#: iterates
 MIN_WINDOWED_WARMUP = 20
+#: the shortest warm-up whose last quarter tells flips at the adapted step from the
+#: excursions of dual averaging's iterates (shorter ones: the run's own checks tell)
+MIN_FLIP_CHECK_WARMUP = 100
 #: steps per block (at least; each block is one driver call) times chains
 BLOCK_CHAIN_STEPS = 16
 #: the most leapfrog steps per rung during warm-up: before the mass fits, a window's
@@ -98,7 +103,30 @@ def regularised_covariance(x: np.ndarray, dense: bool) -> np.ndarray:
 
 
 def to_adapt(kernel: Ladder, adapt_mass: bool, trajectory_length: float | None) -> list[str]:
-    """What a warm-up of ``kernel`` adapts, in :data:`ADAPTABLE`'s order."""
+    """What a warm-up of ``kernel`` adapts, in :data:`ADAPTABLE`'s order.
+
+    Raises
+    ------
+    ValueError
+        If ``kernel.adapt`` names something warm-up cannot adapt, or
+        ``trajectory_length`` is given for a kernel whose ``n_leapfrog`` was given.
+    """
+    unknown = sorted(set(kernel.adapt or ()) - set(ADAPTABLE))
+    if unknown:
+        raise ValueError(
+            f"kernel.adapt names {unknown}, which warm-up cannot adapt (it adapts "
+            f"{', '.join(ADAPTABLE)})"
+        )
+    if (
+        trajectory_length is not None
+        and kernel.adapt is not None
+        and "n_leapfrog" not in kernel.adapt
+    ):
+        raise ValueError(
+            f"trajectory_length={trajectory_length!r}, but the kernel's n_leapfrog was given "
+            f"(n_steps={kernel.map.describe().get('n_steps')}) and is kept as given; leave "
+            "n_leapfrog unset to have M = round(trajectory_length / step_size)"
+        )
     names = set(kernel.adapt) if kernel.adapt is not None else {"step_size", "inverse_mass"}
     if not adapt_mass:
         names.discard("inverse_mass")
@@ -110,13 +138,13 @@ def to_adapt(kernel: Ladder, adapt_mass: bool, trajectory_length: float | None) 
 
 
 def check_warmup_length(n_warmup: int, adapted: list[str]) -> None:
-    """Refuse a warm-up too short for the windows its adapted quantities need."""
-    windowed = [n for n in adapted if n in ("inverse_mass", "n_leapfrog", "beta")]
-    if windowed and n_warmup < MIN_WINDOWED_WARMUP:
+    """Refuse a warm-up too short for what it adapts (:data:`MIN_WINDOWED_WARMUP`)."""
+    if adapted and n_warmup < MIN_WINDOWED_WARMUP:
         raise ValueError(
-            f"warmup={n_warmup} is too short to adapt {', '.join(windowed)}: it needs at "
-            f"least {MIN_WINDOWED_WARMUP} steps (a slow window between two buffers; 1000 is "
-            "the default); pass a longer warmup, or give these values to the kernel"
+            f"warmup={n_warmup} is too short to adapt {', '.join(adapted)}: it needs at "
+            f"least {MIN_WINDOWED_WARMUP} steps (a slow window between two buffers, and "
+            "dual averaging's first steps; 1000 is the default); pass a longer warmup, or "
+            "give these values to the kernel"
         )
 
 
@@ -304,6 +332,7 @@ def warmup(
         beta=current_beta(kernel),
         largest_eigenvalue=float(ad.eigenvalues[0]),
         adapted=tuple(adapted),
+        length_set="n_leapfrog" in adapted or trajectory_length is not None,
         wall_time=time.perf_counter() - started,
         flip_fraction=float(np.concatenate(flips)[-tail:].mean()),
     )
@@ -322,7 +351,7 @@ def _end_window(kernel, ks, draws, ad: _Adapter, dense: bool, rng):
         ad.eigenvalues = whitened_eigenvalues(cov, kernel.map.metric.inverse_mass)
     if ad.dual is not None:  # from the averaged step, as the iterate is noisy
         eps = ad.dual.final
-        ad.dual.restart(eps)
+        ad.dual.restart(eps, explore=1.0)
         kernel = with_hmc_parameters(kernel, step_size=eps)
     return ad.refit(kernel), ks
 
@@ -348,7 +377,7 @@ def _warn_if_bad(result: WarmupResult, stacklevel: int) -> None:
             SamplingWarning,
             stacklevel=stacklevel + 1,
         )
-    if result.flip_fraction >= 0.5:
+    if result.flip_fraction >= 0.5 and result.n_steps >= MIN_FLIP_CHECK_WARMUP:
         warnings.warn(
             f"warm-up ended with {result.flip_fraction:.0%} of its last steps flipping: the "
             f"adapted kernel (ε={result.step_size:.3g}, M={result.n_leapfrog}) rarely moves; "

@@ -117,18 +117,28 @@ def with_hmc_parameters(
 def apply_warmup(kernel: Ladder, warm: Any) -> Ladder:
     """``kernel`` with the values a warm-up adapted (a :class:`WarmupResult`).
 
+    Raises ``ValueError`` for a :class:`GroupedWarmup` (pass one of its ``groups``).
+
     What a run continues with after its warm-up: for :func:`~ladder_mcmc.resume`, or to
     sample more with ``sample(apply_warmup(kernel, trace.warmup), trace.final, n,
     seed=...)`` (the kernel has nothing left to adapt, so ``sample`` does not warm it
     up again).
     """
+    if hasattr(warm, "groups"):
+        raise ValueError(
+            "warm: a GroupedWarmup holds one adapted kernel per group of chains; pass one "
+            "group's warm-up, warm.groups[g]"
+        )
     inv = warm.inverse_mass
     beta = getattr(warm, "beta", None)
+    # the length (and a length law's centre) only if warm-up set it: a kernel whose
+    # LengthJitter centre differs from its map's n_steps keeps both as they were
+    set_length = getattr(warm, "length_set", True)
     adapted = with_hmc_parameters(
         kernel,
         step_size=float(warm.step_size),
         metric=Metric(inv) if inv is not None else None,
-        n_steps=int(warm.n_leapfrog),
+        n_steps=int(warm.n_leapfrog) if set_length else None,
         beta=None if beta is None else float(beta),
     )
     return attrs.evolve(adapted, adapt=frozenset())  # nothing left to adapt

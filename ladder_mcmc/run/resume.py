@@ -209,6 +209,7 @@ def resume(
             adapted=tuple(str(name) for name in np.atleast_1d(warm.adapted)),
             wall_time=float(warm.wall_time),
             flip_fraction=float(warm.flip_fraction),
+            length_set=bool(warm.length_set),
         )
         kernel = apply_warmup(kernel, warm)
     done = int(meta["completed"])

@@ -179,11 +179,19 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
 DEFAULT_WARMUP = 1000
 
 
-def resolve_warmup(kernel: Ladder, warmup: int | None) -> int:
+def resolve_warmup(
+    kernel: Ladder,
+    warmup: int | None,
+    adapt_mass: bool = True,
+    trajectory_length: float | None = None,
+) -> int:
     """The warm-up steps of a run: ``warmup`` if given (checked), else
-    :data:`DEFAULT_WARMUP` when the kernel leaves something to adapt, else 0."""
+    :data:`DEFAULT_WARMUP` when the kernel leaves something to adapt (with these
+    settings: not the mass when ``adapt_mass=False``), else 0."""
     if warmup is None:
-        return DEFAULT_WARMUP if kernel.adapt else 0
+        if not kernel.adapt:
+            return 0
+        return DEFAULT_WARMUP if to_adapt(kernel, adapt_mass, trajectory_length) else 0
     if isinstance(warmup, (bool, np.bool_)) or not isinstance(warmup, (int, np.integer)):
         raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
     if warmup < 0:
@@ -334,8 +342,11 @@ def sample(
         ``ValueError``); after sampling, warn (:class:`ladder_mcmc.SamplingWarning`)
         about a run that went bad: most steps flipped or a chain never moved,
         R̂ > 1.01, bulk or tail ESS < 100 per chain, non-finite energies
-        (:func:`ladder_mcmc.diagnostics.checks.check_trace`; not counted in ``trace.wall_time``).
-        ``False`` turns both off.
+        (:func:`ladder_mcmc.diagnostics.checks.check_trace`; not counted in ``trace.wall_time``);
+        and warn of a warm-up that ended badly
+        (:func:`~ladder_mcmc.run.adaptation.check_warmup`) or of ``warmup=0`` on a
+        kernel that leaves its step, length or ``β`` to adapt. ``False`` turns all of
+        these off.
 
     Returns
     -------
@@ -381,11 +392,23 @@ def sample(
             "seed: a ChainStreams cannot be split over an executor's groups; pass the run's "
             "seed (an int or a SeedSequence) and each group gets its chains' streams"
         )
-    warmup = resolve_warmup(kernel, warmup)
+    warmup = resolve_warmup(kernel, warmup, adapt_mass, trajectory_length)
     if warmup:
         check_adaptable(kernel)
-        check_warmup_length(warmup, to_adapt(kernel, adapt_mass, trajectory_length))
+        adapted = to_adapt(kernel, adapt_mass, trajectory_length)
+        check_warmup_length(warmup, adapted)
         check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
+        if dense_mass and "inverse_mass" not in adapted:
+            raise ValueError(
+                "dense_mass=True, but this warm-up adapts no mass (the kernel's inverse_mass "
+                "was given, or adapt_mass=False): leave inverse_mass unset, or drop dense_mass"
+            )
+    elif trajectory_length is not None:
+        raise ValueError(
+            f"trajectory_length={trajectory_length!r} sets M = round(T / ε) during warm-up, "
+            "but this run has none (warmup=0, or nothing to adapt): pass warmup > 0, or "
+            "give n_leapfrog to the kernel"
+        )
     elif checks and kernel.adapt:
         warn_unadapted(kernel, stacklevel=3)
     if draws_file is not None:

@@ -39,8 +39,14 @@ class DualAveraging:
     def __attrs_post_init__(self) -> None:
         self.restart(self.step_size)
 
-    def restart(self, step_size: float) -> None:
-        self.mu = math.log(10 * step_size)
+    def restart(self, step_size: float, explore: float = 10.0) -> None:
+        """Start again from ``step_size``, shrinking towards ``explore × step_size``.
+
+        Stan's ``explore = 10`` favours larger steps at the start; a restart from a
+        step already averaged (at a window's end) uses ``explore = 1``, so that a short
+        terminal buffer does not end far above it.
+        """
+        self.mu = math.log(explore * step_size)
         self.t, self.h_bar = 0, 0.0
         self.log_eps, self.log_eps_bar = math.log(step_size), math.log(step_size)
 

@@ -39,6 +39,9 @@ class WarmupResult:
         Seconds the warm-up took.
     flip_fraction : float
         Fraction of momentum flips over the last quarter of warm-up.
+    length_set : bool
+        Whether warm-up set the leapfrog steps per rung (adapted, or from a
+        ``trajectory_length``); otherwise ``n_leapfrog`` is the kernel's own.
     """
 
     step_size: float
@@ -52,6 +55,7 @@ class WarmupResult:
     adapted: tuple[str, ...] = ("step_size", "inverse_mass")
     wall_time: float = 0.0
     flip_fraction: float = 0.0
+    length_set: bool = True  # checkpoints written before it set the length always
 
     @property
     def trajectory_length(self) -> float:
@@ -125,6 +129,19 @@ class GroupedWarmup:
     @property
     def wall_time(self) -> float:
         return max(g.wall_time for g in self.groups)
+
+    @property
+    def largest_eigenvalue(self) -> np.ndarray | None:
+        values = [g.largest_eigenvalue for g in self.groups]
+        return None if any(v is None for v in values) else np.array(values, dtype=float)
+
+    @property
+    def flip_fraction(self) -> np.ndarray:
+        return np.array([g.flip_fraction for g in self.groups], dtype=float)
+
+    @property
+    def length_set(self) -> bool:
+        return self.groups[0].length_set
 
     @property
     def group_of_chain(self) -> np.ndarray:

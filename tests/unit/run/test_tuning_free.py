@@ -9,6 +9,7 @@ the check that guards it.
 import math
 import warnings
 
+import attrs
 import numpy as np
 import pytest
 
@@ -62,6 +63,46 @@ def test_chees_scales_with_the_widest_direction_and_ignores_unstable_ones():
     assert chees_n_leapfrog(np.array([1.0, 1e-6]), eps, 1.0, 4000) == m1
 
 
+def _brute_force_centre(lam, eps, jitter, top):
+    """The criterion written out directly: for each centre, every length of its
+    jittered set, every direction's rotation (an independent implementation)."""
+    best, best_value = None, -1.0
+    for m in range(1, top + 1):
+        w = int(np.floor(jitter * (m - 1)))
+        total = 0.0
+        for n in range(m - w, m + w + 1):
+            for li in lam:
+                c = 1 - eps**2 / (2 * li)
+                if c > -1:
+                    total += li**2 * np.sin(n * np.arccos(c)) ** 2
+        value = total / (2 * w + 1) / m
+        if value > best_value:
+            best, best_value = m, value
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chees_equals_the_criterion_written_out(seed):
+    """Random spectra (up to 100× apart, so the λ² weights decide), steps and jitters:
+    a criterion without its weights, its jitter or its leapfrog angle picks another M."""
+    rng = np.random.default_rng(seed)
+    lam = np.exp(rng.uniform(-2.3, 2.3, size=rng.integers(1, 6)))
+    eps = float(rng.uniform(0.05, 0.6))
+    jitter = float(rng.choice([0.0, 0.5, 1.0]))
+    top = 80
+    assert chees_n_leapfrog(lam, eps, jitter, top) == _brute_force_centre(lam, eps, jitter, top)
+
+
+def test_the_weights_decide_between_two_scales():
+    """Two directions of variances 1 and 16: the widest one's optimum wins (weight 256
+    against 1), where an unweighted criterion would sit between the two."""
+    eps = 0.01
+    both = chees_n_leapfrog(np.array([16.0, 1.0]), eps, 1.0, 4000)
+    wide = chees_n_leapfrog(np.array([16.0]), eps, 1.0, 4000)
+    assert both == pytest.approx(wide, rel=0.05)
+    assert eps * wide == pytest.approx(4 * _unit_optimum(True), abs=4 * eps)
+
+
 def test_jittered_lengths_have_mean_m():
     assert jittered_lengths(1, 1.0) == (1, 1)
     assert jittered_lengths(10, 1.0) == (1, 19)
@@ -107,11 +148,14 @@ def test_lahmc_of_a_target_alone_adapts_everything_and_recovers_the_known_values
     assert 0.7 < w.first_stage_prob < 0.85
     # the fitted mass whitens a diagonal Gaussian: λ ≈ 1 up to the estimates' spread
     assert 0.8 < w.largest_eigenvalue < 1.5
-    # the length: the closed-form optimum for the estimated λ₁ at the adapted ε
-    assert w.trajectory_length == pytest.approx(
-        w.step_size * chees_n_leapfrog(np.array([w.largest_eigenvalue]), w.step_size), rel=0.5
+    # the length: the jittered unit optimum 0.786 scaled by √λ for λ in (0.8, 1.5), within
+    # half a step either way (M is an integer)
+    low, high = 0.786 * np.sqrt(0.8), 0.786 * np.sqrt(1.5)
+    assert low - w.step_size / 2 < w.trajectory_length < high + w.step_size / 2
+    # β: MEADS's critical damping over that length, 1 − exp(−2εM/√λ₁), known in closed form
+    assert w.beta == pytest.approx(
+        1 - np.exp(-2 * w.trajectory_length / np.sqrt(w.largest_eigenvalue))
     )
-    assert w.beta == pytest.approx(meads_beta(w.largest_eigenvalue, w.step_size, w.n_leapfrog))
     # what was adapted runs the sampling phase
     assert trace.kernel["step_size"] == w.step_size and trace.kernel["n_steps"] == w.n_leapfrog
     assert trace.kernel["map"] == "JitteredLengthLeapfrog"
@@ -140,6 +184,53 @@ def test_sample_warms_up_by_default_only_what_has_something_to_adapt():
     # a kernel with values left to adapt and warmup=0 runs its starting values, and says so
     with pytest.warns(SamplingWarning, match="leaves beta, n_leapfrog, step_size to adapt"):
         sample(lahmc(GAUSS), x0, 20, seed=1, warmup=0)
+
+
+def test_a_warmup_that_adapts_only_the_step_ends_near_its_target():
+    """Twenty steps of dual averaging (the minimum) on a whitened Gaussian: the sampling
+    phase then flips on few steps (a step ten times too large flips on nearly all)."""
+    kernel = lahmc(GAUSS, n_leapfrog=3, beta=1.0, inverse_mass=GAUSS.variances)
+    trace = _warmed(kernel, warmup=20)
+    assert trace.warmup.adapted == ("step_size",)
+    assert (trace.rungs == 0).mean() < 0.3
+
+
+def test_nothing_to_adapt_means_no_default_warmup():
+    x0 = GAUSS.sample(4, np.random.default_rng(0))
+    kernel = lahmc(GAUSS, 0.5, 3, 1.0)  # only the mass left to adapt
+    assert sample(kernel, x0, 10, seed=1, adapt_mass=False, checks=False).warmup is None
+
+
+def test_a_length_law_centre_apart_from_the_map_survives_resume(tmp_path):
+    """A hand-built kernel whose LengthJitter centre (10) differs from its map's n_steps
+    (5): warm-up leaves both, and so do apply_warmup and resume (bit for bit)."""
+    from ladder_mcmc import (
+        JitteredLengthLeapfrog,
+        Ladder,
+        LengthJitter,
+        LookAheadRule,
+        MomentumRefresh,
+        resume,
+    )
+
+    def kernel():
+        return Ladder(
+            JitteredLengthLeapfrog(GAUSS, 0.3, 5),
+            LookAheadRule(4),
+            MomentumRefresh(0.5) + LengthJitter(10),
+        )
+
+    x0 = GAUSS.sample(4, np.random.default_rng(0))
+    options = {"seed": 2, "warmup": 100, "checks": False}
+    whole = sample(kernel(), x0, 40, **options)
+    assert not whole.warmup.length_set
+    adapted = apply_warmup(kernel(), whole.warmup)
+    assert adapted.refresh.parts[1].n_leapfrog == 10 and adapted.map.n_steps == 5
+    path = tmp_path / "run.npz"
+    sample(kernel(), x0, 20, checkpoint=path, checkpoint_every=10, **options)
+    resumed = resume(path, kernel(), 20, checks=False)
+    np.testing.assert_array_equal(resumed.positions, whole.positions)
+    np.testing.assert_array_equal(resumed.step_cost, whole.step_cost)
 
 
 def test_the_warmed_up_kernel_continues_without_warming_up_again():
@@ -179,8 +270,20 @@ def test_bad_settings_are_refused_before_any_work():
         ValueError, match=rf"warmup=10 is too short.*at least {MIN_WINDOWED_WARMUP}"
     ):
         sample(lahmc(GAUSS), x0, 20, seed=1, warmup=10)
-    # the step size alone adapts in any warm-up
-    sample(lahmc(GAUSS, n_leapfrog=3, beta=1.0, inverse_mass=GAUSS.variances), x0, 5, warmup=10)
+    # the step size alone needs as many steps
+    only_step = lahmc(GAUSS, n_leapfrog=3, beta=1.0, inverse_mass=GAUSS.variances)
+    with pytest.raises(ValueError, match=r"warmup=10 is too short to adapt step_size"):
+        sample(only_step, x0, 20, seed=1, warmup=10)
+    with pytest.raises(ValueError, match="trajectory_length=2.0.*n_leapfrog was given"):
+        sample(only_step, x0, 20, seed=1, warmup=100, trajectory_length=2.0)
+    with pytest.raises(ValueError, match="trajectory_length=2.0.*none"):
+        sample(lahmc(GAUSS), x0, 20, seed=1, warmup=0, trajectory_length=2.0)
+    with pytest.raises(ValueError, match="dense_mass=True.*adapts no mass"):
+        sample(only_step, x0, 20, seed=1, warmup=100, dense_mass=True)
+    with pytest.raises(ValueError, match=r"kernel.adapt names \['stepsize'\]"):
+        sample(attrs.evolve(only_step, adapt={"stepsize"}), x0, 20, seed=1)
+    with pytest.raises(ValueError, match="length_jitter must be.*True"):
+        lahmc(GAUSS, length_jitter=True)
     with pytest.raises(ValueError, match="trajectory_length.*-1"):
         sample(lahmc(GAUSS), x0, 20, seed=1, trajectory_length=-1.0)
     with pytest.raises(ValueError, match="beta.*1.5"):
@@ -236,10 +339,3 @@ def test_stans_gain_with_four_chains_misses_the_step_size(monkeypatch):
     bad = _warmed(lahmc(GAUSS), chains=4).warmup
     assert 0.7 < good.first_stage_prob < 0.85 and dual_averaging_gain(4) == 0.4
     assert not 0.7 < bad.first_stage_prob < 0.85 or bad.step_size < good.step_size / 3
-
-
-def test_a_chees_without_its_weights_or_its_jitter_misses_the_optimum(monkeypatch):
-    """The closed-form check catches a criterion that forgets the jitter."""
-    eps = 0.002
-    forgetful = chees_n_leapfrog(np.ones(1), eps, 0.0, max_n_leapfrog=4000)  # no jitter
-    assert eps * forgetful != pytest.approx(_unit_optimum(True), abs=2 * eps)

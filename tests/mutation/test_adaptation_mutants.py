@@ -1,0 +1,54 @@
+"""Broken variants of warm-up's trajectory criterion are caught by its checks.
+
+Each mutant is ``ladder_mcmc.run.trajectory.chees_n_leapfrog`` with one line changed in
+its source; the check of ``tests/unit/run/test_tuning_free.py`` (the criterion written
+out directly, on random spectra) must reject every one on some spectrum, and a broken
+dual-averaging gain must miss the step size (``test_stans_gain_...`` there).
+"""
+
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ladder_mcmc.run import trajectory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "run"))
+from test_tuning_free import _brute_force_centre  # noqa: E402
+
+MUTANTS = {
+    "no λ² weights": ("lam**2, 0.0", "1.0, 0.0"),
+    "no jitter": ("np.floor(jitter * (centres - 1))", "np.floor(0.0 * (centres - 1))"),
+    "angle of the wrong scale": ("(2.0 * lam)", "(2.0 * np.sqrt(lam))"),
+    "per rung, not per gradient": ("np.argmax(mean / centres)", "np.argmax(mean)"),
+}
+
+
+def _mutant(old: str, new: str):
+    source = inspect.getsource(trajectory.chees_n_leapfrog)
+    assert source.count(old) == 1, old
+    namespace = dict(vars(trajectory))
+    exec(compile(source.replace(old, new), "<mutant>", "exec"), namespace)
+    return namespace["chees_n_leapfrog"]
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_the_written_out_criterion_catches_a_broken_chees(name):
+    broken = _mutant(*MUTANTS[name])
+    caught = 0
+    for seed in range(6):  # the spectra of test_chees_equals_the_criterion_written_out
+        rng = np.random.default_rng(seed)
+        lam = np.exp(rng.uniform(-2.3, 2.3, size=rng.integers(1, 6)))
+        eps = float(rng.uniform(0.05, 0.6))
+        jitter = float(rng.choice([0.0, 0.5, 1.0]))
+        caught += broken(lam, eps, jitter, 80) != _brute_force_centre(lam, eps, jitter, 80)
+    assert caught > 0, name
+
+
+def test_the_unmutated_criterion_passes_the_same_harness():
+    same = _mutant("np.argmax(mean / centres)", "np.argmax(mean / centres)")
+    rng = np.random.default_rng(0)
+    lam = np.exp(rng.uniform(-2.3, 2.3, size=3))
+    assert same(lam, 0.3, 1.0, 80) == _brute_force_centre(lam, 0.3, 1.0, 80)
