@@ -217,7 +217,7 @@ def test_numpy_integers_for_float_settings(int_type):
 
 
 def test_numpy_numbers_for_sample_settings():
-    kernel = lahmc(TARGET, 0.5, 3, 0.5)
+    kernel = lahmc(TARGET, beta=0.5)
     trace = sample(
         kernel,
         X0,
@@ -247,7 +247,8 @@ def test_dense_mass_with_a_diagonal_only_kinetic_energy_is_refused_before_any_wo
     with pytest.raises(ValueError, match=r"dense_mass=True.*PowerKinetic.*diagonal"):
         sample(kernel, X0, 10, seed=0, warmup=300, dense_mass=True)
     assert calls == []
-    sample(kernel, X0, 2, seed=0, warmup=20, dense_mass=True, adapt_mass=False)  # no mass: fine
+    with pytest.raises(ValueError, match="dense_mass=True.*adapts no mass"):  # contradictory
+        sample(kernel, X0, 2, seed=0, warmup=20, dense_mass=True, adapt_mass=False)
 
 
 # ------------------------------------------------------------------ harmonic flow init

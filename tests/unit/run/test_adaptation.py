@@ -67,7 +67,7 @@ def test_dense_mass_and_bad_parameters():
 
 def test_trajectory_length_sets_the_leapfrog_steps():
     target = IllConditionedGaussian(10, log_condition=3)
-    kernel = lahmc(target, step_size=0.1, n_leapfrog=40, beta=1.0)
+    kernel = lahmc(target, beta=1.0, length_jitter=0)  # M left to warm-up, a fixed length
     trace = sample(
         kernel,
         target.sample(8, np.random.default_rng(0)),
@@ -80,8 +80,9 @@ def test_trajectory_length_sets_the_leapfrog_steps():
     assert w.n_leapfrog == max(1, round((np.pi / 2) / w.step_size)) != 40
     assert abs(w.n_leapfrog * w.step_size - np.pi / 2) <= w.step_size / 2
     assert trace.cost == w.n_leapfrog == trace.kernel["n_steps"]
-    # without it, M is kept
-    kept = sample(kernel, target.sample(8, np.random.default_rng(0)), 5, seed=2, warmup=50)
+    # a given M is kept
+    given = lahmc(target, n_leapfrog=40, beta=1.0)
+    kept = sample(given, target.sample(8, np.random.default_rng(0)), 5, seed=2, warmup=50)
     assert kept.warmup.n_leapfrog == 40 == kept.cost
     with pytest.raises(ValueError, match="trajectory_length.*-1"):
         sample(kernel, np.ones((2, 10)), 5, warmup=10, trajectory_length=-1.0)
@@ -89,7 +90,7 @@ def test_trajectory_length_sets_the_leapfrog_steps():
 
 def test_resume_restores_the_adapted_trajectory(tmp_path):
     target = IllConditionedGaussian(3, log_condition=2)
-    kernel = lahmc(target, step_size=0.1, n_leapfrog=40, beta=1.0)
+    kernel = lahmc(target, beta=1.0, length_jitter=0)
     x0 = target.sample(4, np.random.default_rng(0))
     path = tmp_path / "t.npz"
     opts = dict(seed=5, warmup=200, trajectory_length=np.pi / 2, checkpoint_every=10)

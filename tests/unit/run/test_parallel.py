@@ -67,7 +67,7 @@ def test_warmup_in_groups_is_one_grouped_warmup():
     from ladder_mcmc.diagnostics import summary
     from ladder_mcmc.run import GroupedWarmup, WarmupResult
 
-    kernel = lahmc(TARGET, None, 10, 0.1)  # each group adapts its own step size
+    kernel = lahmc(TARGET, beta=0.1, length_jitter=0)  # each group adapts its own step
     options = dict(warmup=40, trajectory_length=1000.0)  # so the groups' leapfrog counts differ
     with ThreadPoolExecutor(2) as ex:
         trace = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=2, **options)
