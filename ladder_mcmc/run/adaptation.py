@@ -212,6 +212,49 @@ class _Adapter:
         return with_hmc_parameters(kernel, n_steps=m, beta=beta)
 
 
+#: warm-up steps ``sample`` takes by default for a kernel that leaves something to adapt
+DEFAULT_WARMUP = 1000
+
+
+def resolve_warmup(
+    kernel: Ladder,
+    warmup: int | None,
+    adapt_mass: bool = True,
+    trajectory_length: float | None = None,
+) -> int:
+    """The warm-up steps of a run: ``warmup`` if given (checked), else
+    :data:`DEFAULT_WARMUP` when the kernel leaves something to adapt (with these
+    settings: not the mass when ``adapt_mass=False``), else 0."""
+    if warmup is None:
+        if not kernel.adapt:
+            return 0
+        return DEFAULT_WARMUP if to_adapt(kernel, adapt_mass, trajectory_length) else 0
+    if isinstance(warmup, (bool, np.bool_)) or not isinstance(warmup, (int, np.integer)):
+        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+    if warmup < 0:
+        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+    return int(warmup)
+
+
+def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
+    """Say that a kernel runs with starting values it meant warm-up to adapt."""
+    # the identity mass is a natural default; a step, a length or a β of 1 is not
+    names = ", ".join(sorted(set(kernel.adapt or ()) - {"inverse_mass"}))
+    if not names:
+        return
+    described = kernel.map.describe()
+    values = {"step_size": described.get("step_size"), "n_leapfrog": described.get("n_steps")}
+    values["beta"] = current_beta(kernel)
+    start = ", ".join(f"{n}={values[n]}" for n in sorted(values) if n in names)
+    warnings.warn(
+        f"warmup=0, but the kernel leaves {names} to adapt: it runs with their starting "
+        f"values ({start}); pass warmup > 0 (the default), or give these values to the "
+        "kernel",
+        SamplingWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def warmup(
     kernel: Ladder,
     ks: LadderState,
@@ -388,7 +431,10 @@ def _warn_if_bad(result: WarmupResult, stacklevel: int) -> None:
 
 
 __all__ = [
+    "DEFAULT_WARMUP",
     "MIN_WINDOWED_WARMUP",
+    "resolve_warmup",
+    "warn_unadapted",
     "check_warmup",
     "GroupedWarmup",
     "WarmupResult",

@@ -28,11 +28,17 @@ from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.run import checkpoint
-from ladder_mcmc.run.adaptation import check_warmup, check_warmup_length, to_adapt
+from ladder_mcmc.run.adaptation import (
+    check_warmup,
+    check_warmup_length,
+    resolve_warmup,
+    to_adapt,
+    warn_unadapted,
+)
 from ladder_mcmc.run.adaptation import warmup as run_warmup
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder, memmap_allocator
-from ladder_mcmc.run.kernel_parameters import check_adaptable, check_mass_adaptation, current_beta
+from ladder_mcmc.run.kernel_parameters import check_adaptable, check_mass_adaptation
 from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
@@ -175,53 +181,6 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
     )
 
 
-#: warm-up steps ``sample`` takes by default for a kernel that leaves something to adapt
-DEFAULT_WARMUP = 1000
-
-
-def resolve_warmup(
-    kernel: Ladder,
-    warmup: int | None,
-    adapt_mass: bool = True,
-    trajectory_length: float | None = None,
-) -> int:
-    """The warm-up steps of a run: ``warmup`` if given (checked), else
-    :data:`DEFAULT_WARMUP` when the kernel leaves something to adapt (with these
-    settings: not the mass when ``adapt_mass=False``), else 0."""
-    if warmup is None:
-        if not kernel.adapt:
-            return 0
-        return DEFAULT_WARMUP if to_adapt(kernel, adapt_mass, trajectory_length) else 0
-    if isinstance(warmup, (bool, np.bool_)) or not isinstance(warmup, (int, np.integer)):
-        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
-    if warmup < 0:
-        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
-    return int(warmup)
-
-
-def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
-    """Say that a kernel runs with starting values it meant warm-up to adapt."""
-    import warnings
-
-    from ladder_mcmc.diagnostics.checks import SamplingWarning
-
-    # the identity mass is a natural default; a step, a length or a β of 1 is not
-    names = ", ".join(sorted(set(kernel.adapt or ()) - {"inverse_mass"}))
-    if not names:
-        return
-    described = kernel.map.describe()
-    values = {"step_size": described.get("step_size"), "n_leapfrog": described.get("n_steps")}
-    values["beta"] = current_beta(kernel)
-    start = ", ".join(f"{n}={values[n]}" for n in sorted(values) if n in names)
-    warnings.warn(
-        f"warmup=0, but the kernel leaves {names} to adapt: it runs with their starting "
-        f"values ({start}); pass warmup > 0 (the default), or give these values to the "
-        "kernel",
-        SamplingWarning,
-        stacklevel=stacklevel + 1,
-    )
-
-
 def _json_roundtrip(description: dict) -> dict:
     return json.loads(json.dumps(description))
 
@@ -302,7 +261,8 @@ def sample(
         ``lahmc(target)``, the step size, a diagonal — or ``dense_mass`` — inverse
         mass, the leapfrog steps per rung and ``β``; ``docs/sampling.md``,
         :mod:`ladder_mcmc.run.adaptation`); a kernel put together by hand adapts its
-        step size and mass from the values it holds. Default: :data:`DEFAULT_WARMUP`
+        step size and mass from the values it holds. Default:
+        :data:`~ladder_mcmc.run.adaptation.DEFAULT_WARMUP`
         steps when the kernel leaves something to adapt, else none; ``0``: none.
         Warm-up draws are dropped;
         ``trace.warmup`` holds the adapted values and the warm-up's gradient

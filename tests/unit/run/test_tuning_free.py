@@ -24,8 +24,7 @@ from ladder_mcmc import (
 )
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 from ladder_mcmc.run import adaptation
-from ladder_mcmc.run.adaptation import MIN_WINDOWED_WARMUP, dual_averaging_gain
-from ladder_mcmc.run.sample import DEFAULT_WARMUP
+from ladder_mcmc.run.adaptation import DEFAULT_WARMUP, MIN_WINDOWED_WARMUP, dual_averaging_gain
 from ladder_mcmc.run.trajectory import (
     chees_n_leapfrog,
     jittered_lengths,
