@@ -279,7 +279,7 @@ def warmup(
         Starting kernel state.
     n_warmup : int
         Warm-up steps (Stan's schedule of windows; at least :data:`MIN_WINDOWED_WARMUP`
-        when a mass, a length or ``β`` is adapted).
+        when anything is adapted).
     streams : ChainStreams, or a seed or Generator for :meth:`ChainStreams.for_chains`
         The chains' random streams.
     schedule : {"ragged", "synchronous"}
