@@ -32,7 +32,6 @@ generic driver's draws (:mod:`ladder_mcmc.drivers._leapfrog`).
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import attrs
@@ -261,8 +260,8 @@ class LengthJitter(Refresh):
 
     @property
     def half_width(self) -> int:
-        """``w = ⌊j (M − 1)⌋``."""
-        return math.floor(float(self.jitter) * (int(self.n_leapfrog) - 1))
+        """``w = ⌊j (M − 1)⌋`` (:func:`half_width`)."""
+        return half_width(int(self.n_leapfrog), float(self.jitter))
 
     @property
     def length_law(self) -> tuple[int, int] | None:
@@ -288,6 +287,17 @@ class LengthJitter(Refresh):
         }
 
 
+def half_width(n_leapfrog, jitter: float):
+    """``w = ⌊j (M − 1)⌋``: the lengths of centre ``M`` and jitter ``j`` are ``M − w … M + w``.
+
+    ``n_leapfrog``: an int (returns an int) or an int array (returns an int64 array); the
+    one definition of the law's width, for :class:`LengthJitter` and warm-up's criterion
+    (:mod:`ladder_mcmc.run.trajectory`).
+    """
+    w = np.floor(float(jitter) * (np.asarray(n_leapfrog) - 1)).astype(np.int64)
+    return int(w) if w.ndim == 0 else w
+
+
 def lengths_of(u: np.ndarray, centre: int, half_width: int) -> np.ndarray:
     """``n = M − w + ⌊u (2w + 1)⌋`` (int64) from uniforms ``u`` on ``[0, 1)``: uniform on
     ``{M − w, …, M + w}`` (``u (2w + 1)`` rounds below ``2w + 1`` for every ``u < 1``)."""
@@ -298,6 +308,7 @@ __all__ = [
     "JitteredLengthLeapfrog",
     "JitteredLengthState",
     "LengthJitter",
+    "half_width",
     "integrate_lengths",
     "lengths_of",
 ]

@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from ladder_mcmc.hamiltonian.jittered_length import half_width
+
 #: the most leapfrog steps per rung warm-up may choose
 MAX_N_LEAPFROG = 1024
 
@@ -60,8 +62,9 @@ def whitened_eigenvalues(covariance: np.ndarray, inverse_mass: np.ndarray | None
 
 
 def jittered_lengths(n_leapfrog: int, jitter: float) -> tuple[int, int]:
-    """The lengths ``LengthJitter(M, j)`` draws uniformly: ``(M − w, M + w)``, ``w = ⌊j(M−1)⌋``."""
-    w = math.floor(jitter * (n_leapfrog - 1))
+    """The lengths ``LengthJitter(M, j)`` draws uniformly: ``(M − w, M + w)``, ``w = ⌊j(M−1)⌋``
+    (:func:`~ladder_mcmc.hamiltonian.jittered_length.half_width`; ``jitter = 0``: ``M``)."""
+    w = half_width(n_leapfrog, jitter)
     return n_leapfrog - w, n_leapfrog + w
 
 
@@ -93,7 +96,7 @@ def chees_n_leapfrog(
     per_length = (np.sin(n[:, None] * theta[None, :]) ** 2) @ weight
     total = np.concatenate(([0.0], np.cumsum(per_length)))
     centres = np.arange(1, max_n_leapfrog + 1)
-    w = np.floor(jitter * (centres - 1)).astype(int)
+    w = half_width(centres, jitter)
     lo, hi = centres - w, centres + w
     mean = (total[hi + 1] - total[lo]) / (hi - lo + 1)
     return int(centres[np.argmax(mean / centres)])
@@ -117,8 +120,9 @@ def _representatives(lam: np.ndarray, max_count: int = 256) -> np.ndarray:
     repetition in the sum), so the criterion costs ``O(M_max · 256)`` in any dimension."""
     if lam.size <= max_count:
         return lam
-    q = np.quantile(lam, (np.arange(max_count) + 0.5) / max_count)
-    return q * 1.0  # each quantile stands for size/max_count eigenvalues: a common factor
+    # each quantile stands for size/max_count eigenvalues: a common factor of the
+    # criterion, which leaves its maximiser where it was
+    return np.quantile(lam, (np.arange(max_count) + 0.5) / max_count)
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from test_tuning_free import _brute_force_centre  # noqa: E402
 
 MUTANTS = {
     "no λ² weights": ("lam**2, 0.0", "1.0, 0.0"),
-    "no jitter": ("np.floor(jitter * (centres - 1))", "np.floor(0.0 * (centres - 1))"),
+    "no jitter": ("half_width(centres, jitter)", "half_width(centres, 0.0)"),
     "angle of the wrong scale": ("(2.0 * lam)", "(2.0 * np.sqrt(lam))"),
     "per rung, not per gradient": ("np.argmax(mean / centres)", "np.argmax(mean)"),
 }
