@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc.diagnostics.ess import posterior_statistics
-from ladder_mcmc.diagnostics.summary import default_names
+from ladder_mcmc.diagnostics.summary import summarised_values
 
 __all__ = [
     "SamplingWarning",
@@ -139,7 +139,7 @@ def trace_problems(trace: Any) -> list[str]:
             )
     if positions is not None and positions.shape[0] >= 4 and positions.shape[2] >= 1:
         stats = posterior_statistics(positions, ("r_hat", "ess_bulk", "ess_tail"))
-        names = default_names(positions.shape[2])
+        names = summarised_values(trace, constrained=False)[1]  # the positions' names
         r_hat = stats["r_hat"]
         high = np.flatnonzero(r_hat > RHAT_MAX)
         if high.size:

@@ -154,20 +154,26 @@ class Summary:
         return "\n".join(lines)
 
 
-def summary(trace, names: Sequence[str] | None = None) -> Summary:
+def summary(
+    trace, names: Sequence[str] | None = None, *, constrained: bool | None = None
+) -> Summary:
     """Summarise a trace whose draws are positions (steps, chains, dim).
 
     Per parameter, what ``arviz.summary`` computes (mean, sd, 5/50/95 %
     quantiles, MCSE of the mean and sd, bulk and tail ESS, rank-normalised split
     R̂ with its folded part; Vehtari et al. 2021), then the transition fractions
-    and the gradient evaluations (sampling and warm-up). Default names
-    ``x0, x1, …``, as :func:`to_inference_data`, so that
-    ``arviz.summary(to_inference_data(trace))`` has the same rows.
+    and the gradient evaluations (sampling and warm-up). A target with names
+    (``parameters``, :class:`~ladder_mcmc.models.parameters.ParameterSpace`) is
+    summarised by its constrained values under its labels (``constrained=False``: the
+    unconstrained positions); otherwise default names ``x0, x1, …``. The rows are
+    those of ``arviz.summary(to_inference_data(trace))`` (posteriordb's targets label
+    them as Stan does, from 1; ArviZ counts from 0).
 
     Raises
     ------
     ValueError
-        If ``names`` does not have one entry per parameter.
+        If ``names`` does not have one entry per row, or ``constrained=True`` for a
+        target without ``parameters``.
 
     Examples
     --------
@@ -182,11 +188,10 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
     >>> bool(np.all(s.r_hat < 1.1))
     True
     """
-    x = trace.positions
-    dim = x.shape[2]
-    names = list(names) if names is not None else default_names(dim)
-    if len(names) != dim:
-        raise ValueError(f"names has {len(names)} entries for {dim} parameters")
+    x, labels = summarised_values(trace, constrained)
+    names = list(names) if names is not None else labels
+    if len(names) != x.shape[2]:
+        raise ValueError(f"names has {len(names)} entries for {x.shape[2]} parameters")
     stats = posterior_statistics(x)
     warm = getattr(trace, "warmup", None)
     return Summary(
@@ -207,6 +212,22 @@ def summary(trace, names: Sequence[str] | None = None) -> Summary:
         non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
         adapted=None if warm is None else adapted_values(warm),
     )
+
+
+def summarised_values(trace, constrained: bool | None) -> tuple[np.ndarray, list[str]]:
+    """The values (steps, chains, n) :func:`summary` reads, with their default labels:
+    the constrained values of a target with ``parameters`` (unless ``constrained`` is
+    False), else the positions."""
+    x = trace.positions
+    space = getattr(trace, "parameters", None)
+    if constrained is None:
+        constrained = space is not None
+    if not constrained:
+        plain = space is not None and space.transform is None
+        return x, list(space.labels) if plain else default_names(x.shape[2])
+    if space is None:
+        raise ValueError("constrained=True needs a target with parameters (names and shapes)")
+    return space.constrain(x), list(space.labels)
 
 
 def adapted_values(warm) -> dict[str, str]:
@@ -238,8 +259,12 @@ def adapted_values(warm) -> dict[str, str]:
 def to_inference_data(trace, names: Sequence[str] | None = None):
     """The trace as an ``arviz.InferenceData`` (requires the ``arviz`` extra).
 
-    Positions go to the ``posterior`` group as one variable per parameter
-    (chains × draws); per-step rungs and gradient evaluations to ``sample_stats``.
+    For a target with ``parameters``, the ``posterior`` group holds the model's
+    variables, constrained, with their shapes (chain × draw × shape) and the
+    unconstrained positions go to ``unconstrained_posterior`` (one variable ``x``);
+    otherwise the positions are the ``posterior``, one variable per parameter
+    (``names``, default ``x0, x1, …``). Per-step rungs and gradient evaluations go
+    to ``sample_stats``.
     """
     try:
         import arviz as az
@@ -248,12 +273,24 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
             "to_inference_data needs ArviZ: pip install 'ladder_mcmc[arviz]'"
         ) from err
     x = np.asarray(trace.positions)
-    names = list(names) if names is not None else default_names(x.shape[2])
-    posterior = {n: np.swapaxes(x[:, :, i], 0, 1) for i, n in enumerate(names)}
-    stats = {
-        "rung": np.swapaxes(trace.rungs, 0, 1),
-        "n_grad_evals": np.swapaxes(trace.grad_evals_per_step, 0, 1),
-    }
+    groups: dict = {}
+    unconstrained = None
+    space = getattr(trace, "parameters", None)
+    if space is not None and names is None:
+        named = trace.named_draws()
+        groups["posterior"] = {n: np.swapaxes(v, 0, 1) for n, v in named.items()}
+        unconstrained = {"x": np.swapaxes(x, 0, 1)}
+    else:
+        names = list(names) if names is not None else default_names(x.shape[2])
+        if len(names) != x.shape[2]:
+            raise ValueError(f"names has {len(names)} entries for {x.shape[2]} parameters")
+        groups["posterior"] = {n: np.swapaxes(x[:, :, i], 0, 1) for i, n in enumerate(names)}
     if trace.thin == 1:
-        return az.from_dict(posterior=posterior, sample_stats=stats)
-    return az.from_dict(posterior=posterior)
+        groups["sample_stats"] = {
+            "rung": np.swapaxes(trace.rungs, 0, 1),
+            "n_grad_evals": np.swapaxes(trace.grad_evals_per_step, 0, 1),
+        }
+    idata = az.from_dict(**groups)
+    if unconstrained is not None:
+        idata.add_groups({"unconstrained_posterior": unconstrained})
+    return idata

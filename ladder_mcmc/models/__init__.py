@@ -6,14 +6,34 @@ functions). The paper's targets of section 5 are here — the ill-conditioned Ga
 (:class:`IllConditionedGaussian`) and the rough well (:class:`RoughWell`) — and, in
 :mod:`ladder_mcmc.models.posteriors`, seven real posteriors from posteriordb on
 Stan's unconstrained scale.
+
+Your own model: a log density in JAX (:func:`from_jax`), in PyMC
+(:func:`from_pymc`) or PyTorch (:func:`from_torch`), each differentiated and batched
+for you; or by hand, :class:`LogDensityTarget` (log density and its gradient) or
+:class:`FunctionTarget` (energy and its gradient). A target may carry names, shapes
+and a constraining transform (:class:`ParameterSpace`), which ``summary`` and
+``to_inference_data`` use.
 """
 
+from ladder_mcmc.models.adapters import CompiledTarget, from_jax
+from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.models.targets import (
     FunctionTarget,
     IllConditionedGaussian,
+    LogDensityTarget,
     RoughWell,
     Target,
     energy_and_grad,
 )
 
-__all__ = ["FunctionTarget", "IllConditionedGaussian", "RoughWell", "Target", "energy_and_grad"]
+__all__ = [
+    "CompiledTarget",
+    "FunctionTarget",
+    "IllConditionedGaussian",
+    "LogDensityTarget",
+    "ParameterSpace",
+    "RoughWell",
+    "Target",
+    "energy_and_grad",
+    "from_jax",
+]

@@ -5,20 +5,27 @@ A target is any object with
 * ``energy(x)`` → array (chains,), for positions ``x`` of shape (chains, dim);
 * ``grad(x)`` → array (chains, dim), the gradient of the energy;
 
-optionally ``energy_and_grad(x)`` (both at once, when cheaper) and ``dim``
-(checked against the initial positions); :func:`energy_and_grad` evaluates both
-for any target. Plain functions are wrapped by :class:`FunctionTarget`. The
-paper's targets (section 5) are defined here too.
+optionally ``energy_and_grad(x)`` (both at once, when cheaper), ``dim``
+(checked against the initial positions) and ``parameters`` (names and shapes,
+:class:`~ladder_mcmc.models.parameters.ParameterSpace`); :func:`energy_and_grad`
+evaluates both for any target.
+
+Two conventions, each with its own name, never a sign flag: plain functions of the
+*energy* (NumPyro's ``potential_fn``, Stan's negative log density) are wrapped by
+:class:`FunctionTarget`; functions of the *log density* (emcee, BlackJAX, PyMC) by
+:class:`LogDensityTarget`, which negates them once. The paper's targets (section 5)
+are defined here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
 
+from ladder_mcmc.models.parameters import ParameterSpace, as_parameter_space
 from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
 
 
@@ -54,6 +61,13 @@ class FunctionTarget:
         ``x (chains, dim) -> (chains, dim)``, its gradient.
     dim : int, optional
         The dimension, if known (used to validate initial positions).
+    parameters : ParameterSpace or sequence of str, optional
+        Names (and shapes, and a constraining transform) of the parameters, used by
+        ``summary`` and ``to_inference_data``; a list gives one name per coordinate.
+
+    See Also
+    --------
+    LogDensityTarget : the same for functions of the log density.
 
     Examples
     --------
@@ -66,15 +80,65 @@ class FunctionTarget:
     energy: Callable[[np.ndarray], np.ndarray]
     grad: Callable[[np.ndarray], np.ndarray]
     dim: int | None = None
+    parameters: ParameterSpace | None = attrs.field(default=None, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
-        for name in ("energy", "grad"):
-            if not callable(getattr(self, name)):
-                raise ValueError(
-                    f"{name} must be a function of x (chains, dim), got {getattr(self, name)!r}"
-                )
-        if self.dim is not None:
-            object.__setattr__(self, "dim", positive_int("dim", self.dim))
+        _check_functions(self, ("energy", "grad"))
+
+
+def _check_functions(target: Any, names: tuple[str, ...]) -> None:
+    """Validate a function target's fields: callables, ``dim``, ``parameters``."""
+    for name in names:
+        if not callable(getattr(target, name)):
+            raise ValueError(
+                f"{name} must be a function of x (chains, dim), got {getattr(target, name)!r}"
+            )
+    if target.dim is not None:
+        object.__setattr__(target, "dim", positive_int("dim", target.dim))
+    space = as_parameter_space(target.parameters, target.dim)
+    object.__setattr__(target, "parameters", space)
+    if target.dim is None and space is not None:
+        object.__setattr__(target, "dim", space.dim)
+
+
+@attrs.frozen
+class LogDensityTarget:
+    """Wrap a log density and its gradient as a target (energy ``E = -log p``).
+
+    Parameters
+    ----------
+    log_density : callable
+        ``x (chains, dim) -> (chains,)``, ``log p(x)`` up to a constant.
+    grad_log_density : callable
+        ``x (chains, dim) -> (chains, dim)``, its gradient ``∂ log p / ∂x``.
+    dim : int, optional
+        The dimension, if known (used to validate initial positions).
+    parameters : ParameterSpace or sequence of str, optional
+        As for :class:`FunctionTarget`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = LogDensityTarget(lambda x: -0.5 * (x**2).sum(1), lambda x: -x, dim=3)
+    >>> t.energy(np.ones((2, 3))), t.grad(np.ones((1, 3)))
+    (array([1.5, 1.5]), array([[1., 1., 1.]]))
+    """
+
+    log_density: Callable[[np.ndarray], np.ndarray]
+    grad_log_density: Callable[[np.ndarray], np.ndarray]
+    dim: int | None = None
+    parameters: ParameterSpace | None = attrs.field(default=None, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        _check_functions(self, ("log_density", "grad_log_density"))
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        """``-log p(x)``, shape (chains,)."""
+        return -np.asarray(self.log_density(x), dtype=float)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """``-∂ log p / ∂x``, shape (chains, dim)."""
+        return -np.asarray(self.grad_log_density(x), dtype=float)
 
 
 @attrs.frozen

@@ -110,6 +110,7 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
         kernel=grouped_description([t.kernel for t in traces]),
         warmup=warmup,
         step_cost=step_cost,
+        parameters=first.parameters,
     )
 
 

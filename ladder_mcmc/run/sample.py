@@ -27,6 +27,7 @@ from ladder_mcmc.drivers.contract import SCHEDULES, Schedule, driver_for
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
+from ladder_mcmc.models.parameters import parameters_of
 from ladder_mcmc.run import checkpoint
 from ladder_mcmc.run.adaptation import (
     check_warmup,
@@ -178,6 +179,7 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
         wall_time=run.wall_time,
         kernel=run.kernel.describe(),
         warmup=run.warm,
+        parameters=parameters_of(getattr(run.kernel.map, "target", None)),
     )
 
 

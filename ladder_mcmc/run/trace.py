@@ -52,6 +52,9 @@ class Trace:
         Gradient evaluations per map application of every step, for a map whose cost
         varies per chain and step (``map.cost_of``: a jittered trajectory length); then
         ``grad_evals_per_step`` is ``n_moves * step_cost``. ``None`` otherwise.
+    parameters : ParameterSpace or None
+        The target's names, shapes and constraining transform (its ``parameters``),
+        used by :meth:`named_draws`, ``summary`` and ``to_inference_data``.
     """
 
     states: Any
@@ -67,6 +70,7 @@ class Trace:
     kernel: dict = attrs.field(factory=dict)
     warmup: Any = None
     step_cost: np.ndarray | None = None
+    parameters: Any = None
 
     @property
     def n_steps(self) -> int:
@@ -82,6 +86,14 @@ class Trace:
         if not isinstance(self.states, np.ndarray) or self.states.ndim != 3:
             raise AttributeError("this trace's draws are not positions (steps, chains, dim)")
         return self.states
+
+    def named_draws(self) -> dict[str, np.ndarray]:
+        """The draws as the model's variables: ``{name: array (n_kept, chains, *shape)}``,
+        constrained (the target's ``parameters``); without names, ``{"x": positions}``."""
+        x = self.positions
+        if self.parameters is None:
+            return {"x": x}
+        return self.parameters.split(self.parameters.constrain(x))
 
     @property
     def rung_counts(self) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.validation import positive_finite
 
 
@@ -87,6 +88,14 @@ class Posterior:
             out = self._constrain(flat)
         return out.reshape(x.shape[:-1] + (out.shape[-1],))
 
+    @property
+    def parameters(self) -> ParameterSpace:
+        """The constrained variables (``theta[1..J]`` → ``theta`` of shape (J,)), with
+        Stan's labels, and :meth:`constrain` as the transform."""
+        return ParameterSpace(
+            self.dim, variables_of(self.param_names), self._constrain, labels=self.param_names
+        )
+
     def initial_points(self, n: int, rng: np.random.Generator, radius: float = 2.0) -> np.ndarray:
         """Stan's initialisation: ``n`` points (n, dim) uniform on ``(-radius, radius)``."""
         positive_finite("radius", radius)
@@ -120,6 +129,23 @@ def count(data: Mapping[str, Any], key: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not float(value).is_integer() or value < minimum:
         raise ValueError(f"data[{key!r}] must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def variables_of(labels: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
+    """Stan's labels ``("mu", "theta[1]", "theta[2]")`` as variables
+    ``[("mu", ()), ("theta", (2,))]`` (vectors with consecutive 1-based indices)."""
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for label in labels:
+        name, bracket, index = label.partition("[")
+        if not bracket:
+            out.append((name, ()))
+        elif out and out[-1][0] == name and index == f"{out[-1][1][0] + 1}]":
+            out[-1] = (name, (out[-1][1][0] + 1,))
+        elif index == "1]":
+            out.append((name, (1,)))
+        else:
+            raise ValueError(f"label {label!r} does not continue a vector")
+    return out
 
 
 def indexed(name: str, n: int) -> tuple[str, ...]:

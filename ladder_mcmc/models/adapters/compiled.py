@@ -1,0 +1,88 @@
+"""A target computed by one compiled, batched value-and-gradient function.
+
+The adapters (:func:`~ladder_mcmc.models.from_jax`, :func:`~ladder_mcmc.models.from_pymc`,
+:func:`~ladder_mcmc.models.from_torch`) compile ``x (n, dim) -> (E (n,), ∂E/∂x (n, dim))``
+once and wrap it here. A compiled function is specialised to its batch size, and the
+drivers call the target with as many rows as chains are still moving (fewer, for
+jittered trajectory lengths or groups of chains), so every call is padded to the next
+power of two: at most ``log2(chains) + 1`` compilations, at most twice the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.models.parameters import ParameterSpace
+
+_FLOAT = np.dtype(float)
+
+Evaluate = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""``x (n, dim) -> (E (n,), ∂E/∂x (n, dim))`` on a float64 batch."""
+
+
+def padded_size(n: int) -> int:
+    """The batch size a call with ``n`` rows is padded to: the next power of two."""
+    return 1 << max(0, (n - 1).bit_length())
+
+
+@attrs.frozen(eq=False)
+class CompiledTarget:
+    """Energy and gradient from one compiled function of a batch of points.
+
+    Attributes
+    ----------
+    dim : int
+        Length of the unconstrained vector.
+    evaluate : callable
+        ``x (n, dim) -> (E (n,), ∂E/∂x (n, dim))``, the energy ``E = -log p``, as
+        float64 numpy arrays.
+    parameters : ParameterSpace or None
+        Names, shapes and the constraining transform of the model's variables.
+    backend : str
+        What compiled ``evaluate`` (``"jax"``, ``"pymc"``, ``"torch"``).
+    """
+
+    dim: int
+    evaluate: Evaluate = attrs.field(repr=False)
+    parameters: ParameterSpace | None = attrs.field(default=None, repr=False)
+    backend: str = ""
+
+    def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(E(x), ∂E/∂x)`` for positions (chains, dim), as float64 numpy arrays."""
+        if type(x) is not np.ndarray or x.dtype != _FLOAT:
+            x = np.asarray(x, dtype=float)
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"positions must have shape (chains, {self.dim}), got {x.shape}")
+        n = x.shape[0]
+        size = padded_size(n)
+        if size == n:
+            return self.evaluate(x)
+        e, g = self.evaluate(np.concatenate([x, np.broadcast_to(x[-1:], (size - n, self.dim))]))
+        return e[:n], g[:n]
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        """``-log p(x)``, shape (chains,)."""
+        return self.energy_and_grad(x)[0]
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """``∂E/∂x``, shape (chains, dim)."""
+        return self.energy_and_grad(x)[1]
+
+
+def one_function(log_density, energy, adapter: str):
+    """The function given, and the sign that makes it an energy: ``(f, -1)`` for a log
+    density, ``(f, +1)`` for an energy; a ``ValueError`` unless exactly one is given."""
+    if (log_density is None) == (energy is None):
+        raise ValueError(
+            f"{adapter} takes exactly one of log_density (log p, as emcee, BlackJAX and "
+            "PyMC write it) or energy= (-log p, NumPyro's potential_fn); got "
+            f"log_density={log_density!r}, energy={energy!r}"
+        )
+    fn = energy if log_density is None else log_density
+    name = "energy" if log_density is None else "log_density"
+    if not callable(fn):
+        raise ValueError(f"{name} must be a function of one point x (dim,), got {fn!r}")
+    return fn, (1.0 if log_density is None else -1.0)
