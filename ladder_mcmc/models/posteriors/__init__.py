@@ -6,6 +6,8 @@ adjustment; normalising constants dropped) and its hand-derived gradient, and
 maps draws back to the constrained parameters with ``constrain``. Data and
 reference statistics are read from the posteriordb reference file at load time
 (see :mod:`ladder_mcmc.models.posteriors.references` for where it is looked for).
+:func:`jax_log_density` gives the same log densities as JAX functions (optional
+extra ``jax``).
 
 Examples
 --------
@@ -27,6 +29,7 @@ from ladder_mcmc.models.posteriors.blr import Blr
 from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsNoncentered
 from ladder_mcmc.models.posteriors.garch import Garch11
 from ladder_mcmc.models.posteriors.gauss_mix import LowDimGaussMix
+from ladder_mcmc.models.posteriors.jax_log_density import jax_log_density
 from ladder_mcmc.models.posteriors.kidiq import KidscoreMomiq
 from ladder_mcmc.models.posteriors.posterior import Posterior
 from ladder_mcmc.models.posteriors.references import (
@@ -106,6 +109,7 @@ __all__ = [
     "Posterior",
     "Reference",
     "find_database",
+    "jax_log_density",
     "load",
     "names",
 ]
