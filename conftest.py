@@ -2,9 +2,9 @@
 
 ``python -m pytest`` collects the package's doctests (``--doctest-modules``). The
 compiled bookkeeping of the fast driver imports numba, an optional extra (``fast``):
-without it, that module is not collected (its tests skip themselves). The example of
-the posteriors' JAX log densities runs JAX, another optional extra (``jax``): without
-it, that module's doctest is not collected either.
+without it, that module is not collected (its tests skip themselves). The examples of
+the JAX adapter and of the posteriors' JAX log densities run JAX, another optional extra
+(``jax``): without it, those modules' doctests are not collected either.
 """
 
 import importlib.util
@@ -13,4 +13,7 @@ collect_ignore = []
 if not importlib.util.find_spec("numba"):
     collect_ignore.append("ladder_mcmc/drivers/_leapfrog_numba.py")
 if not importlib.util.find_spec("jax"):
-    collect_ignore.append("ladder_mcmc/models/posteriors/jax_log_density.py")
+    collect_ignore += [
+        "ladder_mcmc/models/posteriors/jax_densities.py",
+        "ladder_mcmc/models/adapters/jax_models.py",
+    ]

@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.models.parameters import ParameterSpace
+from ladder_mcmc.validation import positive_finite, positive_int
 
 _FLOAT = np.dtype(float)
 
@@ -43,12 +44,24 @@ class CompiledTarget:
         Names, shapes and the constraining transform of the model's variables.
     backend : str
         What compiled ``evaluate`` (``"jax"``, ``"pymc"``, ``"torch"``).
+    centre : array (dim,) or None
+        Where :meth:`initial_points` centres its draws (the model's own initial
+        point, e.g. PyMC's); ``None`` is the origin.
     """
 
     dim: int
     evaluate: Evaluate = attrs.field(repr=False)
     parameters: ParameterSpace | None = attrs.field(default=None, repr=False)
     backend: str = ""
+    centre: np.ndarray | None = attrs.field(default=None, repr=False)
+
+    def initial_points(self, n: int, rng: np.random.Generator, radius: float = 2.0) -> np.ndarray:
+        """``n`` starting points (n, dim): uniform on ``centre ± radius`` in every
+        coordinate of the unconstrained space (Stan's initialisation about the origin)."""
+        n = positive_int("n", n)
+        radius = positive_finite("radius", radius)
+        centre = np.zeros(self.dim) if self.centre is None else self.centre
+        return centre + rng.uniform(-radius, radius, size=(n, self.dim))
 
     def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(E(x), ∂E/∂x)`` for positions (chains, dim), as float64 numpy arrays."""

@@ -29,7 +29,7 @@ from ladder_mcmc.models.posteriors.blr import Blr
 from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsNoncentered
 from ladder_mcmc.models.posteriors.garch import Garch11
 from ladder_mcmc.models.posteriors.gauss_mix import LowDimGaussMix
-from ladder_mcmc.models.posteriors.jax_log_density import jax_log_density
+from ladder_mcmc.models.posteriors.jax_densities import jax_log_density
 from ladder_mcmc.models.posteriors.kidiq import KidscoreMomiq
 from ladder_mcmc.models.posteriors.posterior import Posterior
 from ladder_mcmc.models.posteriors.references import (

@@ -25,7 +25,7 @@ from ladder_mcmc.models.posteriors.posterior import Posterior
 jax = pytest.importorskip("jax")
 
 ROOT = Path(__file__).resolve().parents[3]
-MODULE = importlib.import_module("ladder_mcmc.models.posteriors.jax_log_density")
+MODULE = importlib.import_module("ladder_mcmc.models.posteriors.jax_densities")
 NAMES = pdb.names()
 
 # Both sides sum up to ~10³ terms in float64 (unit roundoff 1.1e-16), in different orders
