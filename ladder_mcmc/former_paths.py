@@ -117,9 +117,6 @@ ALSO_EXPORTED = {
         "ladder_mcmc.ladder.reduced_flip",
         "ladder_mcmc.ladder.persistent_uniform",
     ),
-    # the model adapters and the parameter space, read from ladder_mcmc.targets too
-    # (``ladder_mcmc.targets.from_jax``), where users look for targets
-    "ladder_mcmc.targets": ("ladder_mcmc.models.adapters", "ladder_mcmc.models.parameters"),
 }
 """Former module -> modules whose names it re-exported besides its own (``from
 ladder_mcmc.rules import ReducedFlipRule`` worked)."""

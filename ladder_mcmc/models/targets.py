@@ -10,6 +10,10 @@ optionally ``energy_and_grad(x)`` (both at once, when cheaper), ``dim``
 :class:`~ladder_mcmc.models.parameters.ParameterSpace`); :func:`energy_and_grad`
 evaluates both for any target.
 
+Models written with other libraries come in through the adapters of
+:mod:`ladder_mcmc.models.adapters`, importable from here too
+(``ladder_mcmc.targets.from_jax``).
+
 Two conventions, each with its own name, never a sign flag: plain functions of the
 *energy* (NumPyro's ``potential_fn``, Stan's negative log density) are wrapped by
 :class:`FunctionTarget`; functions of the *log density* (emcee, BlackJAX, PyMC) by
@@ -25,8 +29,22 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import numpy as np
 
+from ladder_mcmc.models.adapters import CompiledTarget, from_jax
 from ladder_mcmc.models.parameters import ParameterSpace, as_parameter_space
 from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
+
+
+__all__ = [
+    "CompiledTarget",
+    "FunctionTarget",
+    "IllConditionedGaussian",
+    "LogDensityTarget",
+    "ParameterSpace",
+    "RoughWell",
+    "Target",
+    "energy_and_grad",
+    "from_jax",
+]
 
 
 @runtime_checkable

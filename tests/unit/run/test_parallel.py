@@ -1,5 +1,6 @@
 """Chains through an executor: reproducible with the same seed and number of groups."""
 
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
@@ -16,7 +17,10 @@ KERNEL = lahmc(TARGET, 1.0, 10, 0.1)
 
 
 def test_process_pool_is_reproducible_and_equals_a_thread_pool():
-    with ProcessPoolExecutor(2) as ex:
+    # workers forked from a fresh server: other tests may have started JAX's threads in
+    # this process, and forking a multithreaded process can deadlock
+    forkserver = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(2, mp_context=forkserver) as ex:
         a = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
         b = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
     with ThreadPoolExecutor(2) as ex:
