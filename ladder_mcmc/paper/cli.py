@@ -1,6 +1,8 @@
 """``ladder-mcmc``: reproduce the paper's table 1 and figures 2 and 3 from the command line.
 
-Subcommands ``table1``, ``figure2``, ``figure3`` and ``paper`` (all three). Each
+Subcommands ``table1``, ``figure2``, ``figure3`` and ``paper`` (all three); and
+``posterior NAME``, which samples one of the posteriordb posteriors with the defaults
+and prints its summary under the model's parameter names. Each paper subcommand
 writes JSON, a Markdown table and PNG figures into ``--out DIR``; ``--quick``
 (the default) finishes each subcommand in a few minutes on 2 cores, ``--full``
 uses sizes like the paper's. PNGs need matplotlib (``pip install
@@ -12,6 +14,7 @@ Examples
 
     $ ladder-mcmc paper --quick --out out
     $ python -m ladder_mcmc table1 --chains 100 --steps 2000 --seed 3 --json t1.json
+    $ ladder-mcmc posterior eight_schools-eight_schools_noncentered --steps 1000
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ladder_mcmc import __version__
-from ladder_mcmc.paper import figure2, figure3, plotting, table1
+from ladder_mcmc.paper import figure2, figure3, plotting, posterior_command, table1
 
 # Sizes per subcommand: chains and steps per run (figure 2: per target).
 QUICK = {
@@ -235,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
                 type=_integer(MIN_GRID),
                 help=f"figure 3 grid points per axis, at least {MIN_GRID}",
             )
+    p = sub.add_parser("posterior", help=posterior_command.HELP, description=posterior_command.HELP)
+    posterior_command.add_arguments(p, _integer)
+    p.add_argument("--json", type=_json_file, help="also write the JSON result to this file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -243,6 +250,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
+    if args.command == "posterior":
+        try:
+            result = posterior_command.run(args)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        if args.json is not None:
+            _write_json(args.json, result)
+        return 0
     args.custom = bool(args.chains or args.steps)
     if not hasattr(args, "grid"):
         args.grid = None

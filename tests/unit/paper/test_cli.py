@@ -139,3 +139,29 @@ def test_the_smallest_values_are_accepted():
     assert (args.steps, args.chains, args.seed) == (2, 1, 0)
     args = parse(["figure3", "--steps", "1", "--grid", "2", "--seed", str(2**70)])
     assert (args.steps, args.grid, args.seed) == (1, 2, 2**70)
+
+
+def test_posterior_prints_the_models_names_and_its_reference_check(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    argv = ["posterior", "kidiq-kidscore_momiq", "--steps", "60", "--warmup", "40"]
+    assert cli.main([*argv, "--seed", "1", "--quiet", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "beta[1]" in printed and "sigma" in printed and "max |z|" in printed
+    result = json.loads(out.read_text())
+    assert list(result["parameters"]) == ["beta[1]", "beta[2]", "sigma"]
+    assert result["parameters"]["sigma"]["mean"] > 0  # constrained, not log sigma
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["posterior", "nope"], "invalid choice: 'nope'"),
+        (["posterior", "kidiq-kidscore_momiq", "--chains", "1"], "must be an integer >= 2"),
+        (["posterior", "kidiq-kidscore_momiq", "--warmup", "-1"], "must be an integer >= 0"),
+    ],
+)
+def test_posterior_bad_arguments_exit_with_usage(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
