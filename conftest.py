@@ -4,7 +4,8 @@
 compiled bookkeeping of the fast driver imports numba, an optional extra (``fast``):
 without it, that module is not collected (its tests skip themselves). The examples of
 the JAX adapter and of the posteriors' JAX log densities run JAX, another optional extra
-(``jax``): without it, those modules' doctests are not collected either.
+(``jax``): without it, those modules' doctests are not collected either; nor, without
+PyTorch (extra ``torch``), is the PyTorch adapter's.
 """
 
 import importlib.util
@@ -17,3 +18,5 @@ if not importlib.util.find_spec("jax"):
         "ladder_mcmc/models/posteriors/jax_densities.py",
         "ladder_mcmc/models/adapters/jax_models.py",
     ]
+if not importlib.util.find_spec("torch"):
+    collect_ignore.append("ladder_mcmc/models/adapters/torch_models.py")

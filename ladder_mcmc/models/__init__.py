@@ -15,7 +15,7 @@ and a constraining transform (:class:`ParameterSpace`), which ``summary`` and
 ``to_inference_data`` use.
 """
 
-from ladder_mcmc.models.adapters import CompiledTarget, from_jax
+from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_torch
 from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.models.targets import (
     FunctionTarget,
@@ -36,4 +36,5 @@ __all__ = [
     "Target",
     "energy_and_grad",
     "from_jax",
+    "from_torch",
 ]
