@@ -5,7 +5,8 @@ compiled bookkeeping of the fast driver imports numba, an optional extra (``fast
 without it, that module is not collected (its tests skip themselves). The examples of
 the JAX adapter and of the posteriors' JAX log densities run JAX, another optional extra
 (``jax``): without it, those modules' doctests are not collected either; nor, without
-PyMC (extra ``pymc``), the PyMC adapter's.
+PyMC (extra ``pymc``), the PyMC adapter's; and without PyTorch (extra ``torch``), the
+PyTorch adapter's.
 """
 
 import importlib.util
@@ -20,3 +21,5 @@ if not importlib.util.find_spec("jax"):
     ]
 if not importlib.util.find_spec("pymc") or not importlib.util.find_spec("jax"):
     collect_ignore.append("ladder_mcmc/models/adapters/pymc_models.py")
+if not importlib.util.find_spec("torch"):
+    collect_ignore.append("ladder_mcmc/models/adapters/torch_models.py")

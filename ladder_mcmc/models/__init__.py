@@ -15,7 +15,7 @@ and a constraining transform (:class:`ParameterSpace`), which ``summary`` and
 ``to_inference_data`` use.
 """
 
-from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc
+from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc, from_torch
 from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.models.targets import (
     FunctionTarget,
@@ -37,4 +37,5 @@ __all__ = [
     "energy_and_grad",
     "from_jax",
     "from_pymc",
+    "from_torch",
 ]

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import numpy as np
 
-from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc
+from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc, from_torch
 from ladder_mcmc.models.parameters import ParameterSpace, as_parameter_space
 from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
 
@@ -44,6 +44,7 @@ __all__ = [
     "energy_and_grad",
     "from_jax",
     "from_pymc",
+    "from_torch",
 ]
 
 

@@ -187,7 +187,7 @@ def test_the_former_fast_path_switch_sets_the_new_one(monkeypatch):
 
 def test_import_ladder_mcmc_imports_no_optional_dependency():
     heavy = ["hypothesis", "matplotlib", "arviz", "numba", "distributed", "pytest"]
-    heavy += ["jax", "pymc", "pytensor"]  # the model adapters import them when called
+    heavy += ["jax", "pymc", "pytensor", "torch"]  # the model adapters import them when called
     code = (
         "import sys, ladder_mcmc; "
         f"print([m for m in {heavy!r} if m in sys.modules]); "

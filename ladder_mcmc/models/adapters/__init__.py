@@ -9,5 +9,6 @@ gradient for a batch of chains and returns a
 from ladder_mcmc.models.adapters.compiled import CompiledTarget
 from ladder_mcmc.models.adapters.jax_models import from_jax
 from ladder_mcmc.models.adapters.pymc_models import from_pymc
+from ladder_mcmc.models.adapters.torch_models import from_torch
 
-__all__ = ["CompiledTarget", "from_jax", "from_pymc"]
+__all__ = ["CompiledTarget", "from_jax", "from_pymc", "from_torch"]

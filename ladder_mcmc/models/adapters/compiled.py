@@ -10,7 +10,9 @@ power of two: at most ``log2(chains) + 1`` compilations, at most twice the rows.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
@@ -22,6 +24,14 @@ _FLOAT = np.dtype(float)
 
 Evaluate = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 """``x (n, dim) -> (E (n,), ∂E/∂x (n, dim))`` on a float64 batch."""
+
+
+def import_optional(module: str, extra: str) -> Any:
+    """``module`` imported, or an ``ImportError`` naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"this needs {module}: pip install 'ladder_mcmc[{extra}]'") from err
 
 
 def padded_size(n: int) -> int:

@@ -8,23 +8,14 @@ traced and run under ``jax.enable_x64(True)``). Needs ``pip install 'ladder_mcmc
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ladder_mcmc.models.adapters.compiled import CompiledTarget, one_function
+from ladder_mcmc.models.adapters.compiled import CompiledTarget, import_optional, one_function
 from ladder_mcmc.models.parameters import as_parameter_space
 from ladder_mcmc.validation import positive_int
-
-
-def import_optional(module: str, extra: str) -> Any:
-    """``module`` imported, or an ``ImportError`` naming the extra that installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(f"this needs {module}: pip install 'ladder_mcmc[{extra}]'") from err
 
 
 def from_jax(
