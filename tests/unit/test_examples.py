@@ -11,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+#: examples that need an optional extra: script stem -> module (skipped without it)
+NEEDS = {"logistic_regression": "jax"}
 
 
 def test_there_are_examples():
@@ -19,6 +21,8 @@ def test_there_are_examples():
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs_quick(script):
+    if script.stem in NEEDS:
+        pytest.importorskip(NEEDS[script.stem])
     # this checkout's ladder_mcmc first, whatever else is installed
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run(
