@@ -40,6 +40,7 @@ _COMPILE_EVENTS = (
     "/jax/core/compile/backend_compile_duration",
 )
 _compile_seconds = [0.0]
+_compilations = [0]  # XLA compilations (or loads from the persistent cache)
 _listening = [False]
 _runs = [0]
 CLEAR_EVERY = 6  # runs between clearings of JAX's in-memory caches
@@ -65,10 +66,18 @@ def versions() -> str | None:
         def listener(event: str, duration: float, **_kwargs) -> None:
             if event in _COMPILE_EVENTS:
                 _compile_seconds[0] += duration
+            if event == _COMPILE_EVENTS[-1]:
+                _compilations[0] += 1
 
         jax.monitoring.register_event_duration_secs_listener(listener)
         _listening[0] = True
     return f"NumPyro {numpyro.__version__}, JAX {jax.__version__}"
+
+
+def compile_totals() -> tuple[float, int]:
+    """Seconds spent compiling and the number of XLA compilations, since :func:`versions`
+    started listening (take differences around a run)."""
+    return _compile_seconds[0], _compilations[0]
 
 
 def potential(target):
@@ -130,21 +139,25 @@ def run_nuts(
     n_warmup: int,
     n_draws: int,
     chain_method: str,
+    potential_fn=None,
 ) -> dict:
     """One NumPyro NUTS run (defaults, float64) from ``init`` (chains, dim).
+
+    The potential is :func:`potential` of ``target``, or ``potential_fn`` (``x (dim,) ->
+    E(x)`` in ``jax.numpy``; ``target`` is then not used).
 
     Returns the draws ``positions`` (draws, chains, dim), gradient evaluations summed
     over chains (``grads`` in sampling, ``warmup_grads``), ``wall`` = warm-up + sampling
     seconds with compile time subtracted (``compile`` = the seconds subtracted), the
-    adapted step size (median over chains) and the mean number of leapfrog steps per
-    sampling iteration.
+    adapted step size (median over chains), the mean number of leapfrog steps per
+    sampling iteration and ``compilations``, the XLA compilations during the run.
     """
     import jax
     import jax.numpy as jnp
     from numpyro.infer import MCMC, NUTS
 
     mcmc = MCMC(
-        NUTS(potential_fn=potential(target)),
+        NUTS(potential_fn=potential(target) if potential_fn is None else potential_fn),
         num_warmup=n_warmup,
         num_samples=n_draws,
         num_chains=init.shape[0],
@@ -152,7 +165,7 @@ def run_nuts(
         progress_bar=False,
     )
     k_warm, k_draw = jax.random.split(jax.random.PRNGKey(seed))
-    compiled = _compile_seconds[0]
+    compiled, compilations = _compile_seconds[0], _compilations[0]
     start = time.perf_counter()
     mcmc.warmup(
         k_warm, init_params=jnp.asarray(init), extra_fields=("num_steps",), collect_warmup=True
@@ -178,4 +191,5 @@ def run_nuts(
         "compile": compile_s,
         "step_size": float(np.median(step_size)),
         "mean_steps": float(steps.mean()),
+        "compilations": _compilations[0] - compilations,
     }

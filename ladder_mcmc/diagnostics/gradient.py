@@ -22,7 +22,7 @@ __all__ = ["check_gradient", "check_kernel_gradient"]
 GRADIENT_RTOL = 1e-3
 """Relative tolerance of :func:`check_gradient` (above the finite differences' rounding floor)."""
 
-_BLOCK_ELEMENTS = 1 << 20  # floats per batch of finite-difference points, per energy call
+_BLOCK_ELEMENTS = 1 << 20  # floats per block of finite-difference points held at once
 _STEP_FACTORS = (1.0, 0.1, 10.0, 0.01, 0.001)  # finite-difference steps tried, × the first
 _NOISE = 1e3 * np.finfo(float).eps  # relative rounding error allowed in one float64 energy
 # a float32 energy: ten of its epsilons, and no step below a tenth of the first, where
@@ -66,7 +66,7 @@ def _central_differences(
     """``(E(x + h_i e_i) − E(x − h_i e_i)) / (2 h_i)`` for coordinates ``coords`` of every point.
 
     Returns the differences (chains, len(coords)) and the rounding floor of each
-    (``noise · max|E| / h``), in batches of points, one energy call per batch.
+    (``noise · max|E| / h``), one energy call per displaced copy of the points.
     """
     n, dim = x.shape
     per = max(1, _BLOCK_ELEMENTS // (2 * n * dim))
@@ -84,10 +84,14 @@ def _central_differences(
             points[0, np.arange(b)[:, None], chains, block[:, None]]
             - points[1, np.arange(b)[:, None], chains, block[:, None]]
         )
-        e = np.asarray(energy(points.reshape(2 * b * n, dim)), dtype=float)
-        if e.shape != (2 * b * n,):
-            raise _ShapeError(f"the energy returned shape {e.shape} for {2 * b * n} points")
-        e = e.reshape(2, b, n)
+        # one call per set of n points, the size of the energy's first call: a compiled
+        # target (models.adapters) then compiles no batch size for this check alone
+        e = np.empty((2, b, n))
+        for side, k in np.ndindex(2, b):
+            values = np.asarray(energy(points[side, k]), dtype=float)
+            if values.shape != (n,):
+                raise _ShapeError(f"the energy returned shape {values.shape} for {n} points")
+            e[side, k] = values
         fd[:, lo : lo + b] = ((e[0] - e[1]) / width).T
         floor[:, lo : lo + b] = (2 * noise * np.maximum(np.abs(e[0]), np.abs(e[1])) / width).T
     return fd, floor

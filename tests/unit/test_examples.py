@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
-NEEDS = {"eight_schools_pymc": "pymc"}
+NEEDS = {"eight_schools_pymc": "pymc", "logistic_regression": "jax"}
 """Examples that need an optional extra: skipped without it."""
 
 
