@@ -14,7 +14,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
 def test_there_are_examples():
-    assert len(EXAMPLES) >= 4
+    assert len(EXAMPLES) >= 5
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
