@@ -163,8 +163,11 @@ def declared(kernel: Ladder) -> Declared | None:
     jittered length (``map.jittered_length``: each chain's ``n_leapfrog``), and the
     refresh is made of at most one such Gaussian partial refresh and at most one
     ``LengthJitter`` (``length_law``), alone or as the parts of a composition
-    (``refresh.composed_parts``): :func:`_declared_jittered`.
+    (``refresh.composed_parts``): :func:`_declared_jittered`. Never for a map that
+    changes volume (``map.volume_preserving`` false), whatever else it declares.
     """
+    if not getattr(kernel.map, "volume_preserving", True):
+        return None  # a Jacobian to weigh rungs by, which the loops here do not
     jittered = bool(getattr(kernel.map, "jittered_length", False))
     if not getattr(kernel.map, "plain_leapfrog", False) and not jittered:
         return None

@@ -9,6 +9,10 @@ refresh, draw their next uniform and start the next step in the same iteration
 (a flipped chain starts from its old state). A chain that has finished all its
 steps leaves the batch, so no work is wasted at the end.
 
+For a map that changes volume, each chain also carries the log Jacobian of its
+current rung, summed one map application at a time and restarted where a stage
+starts from the step's origin, as :meth:`Ladder.step` does (docs/design.md §13).
+
 The transitions are exactly those of :meth:`Ladder.step` — the same rule, the
 same uniform per chain per step — and every chain draws its numbers from its own
 streams in its own step order (:mod:`ladder_mcmc.drivers.streams`, docs/design.md
@@ -32,7 +36,12 @@ import numpy as np
 
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.ladder import batch
-from ladder_mcmc.ladder.kernel import Ladder, LadderState, quiet_log_density_of
+from ladder_mcmc.ladder.kernel import (
+    Ladder,
+    LadderState,
+    jacobian_weighted,
+    quiet_log_density_of,
+)
 from ladder_mcmc.ladder.rules import FLIP, base_for
 
 if TYPE_CHECKING:
@@ -89,6 +98,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     # that restarts from the starting state later in the step (e.g. the backward
     # rungs of the reduced-flip rule) "jumps" back to `origin`.
     jump_tab = np.array([p[0] and s > 0 for s, p in enumerate(plan)])
+    origin_tab = np.array([p[0] for p in plan])  # a stage computed from the starting state
     any_jump = bool(jump_tab.any())
     sign_tab = np.array([p[1] for p in plan], dtype=np.int8)
     all_forward = bool(np.all(sign_tab == 1))
@@ -97,6 +107,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     refresh = kernel.refresh
     refresh_changes = refresh is not None and refresh.changes_state
     cost_of = getattr(map_, "cost_of", None)  # a cost per chain and step: recorded
+    jacobian = not map_.volume_preserving  # rung densities weighted (docs/design.md §13)
 
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     step = recorder.steps_done.astype(np.int64)
@@ -107,7 +118,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     def retire(finished: np.ndarray) -> None:
         """Move the chains in ``finished`` (a mask) out of the batch."""
         nonlocal chain_id, step, stage, origin, current, direction, lp0, carry
-        nonlocal memory, u, n_moves, non_finite, in_sync, rows
+        nonlocal memory, u, n_moves, non_finite, in_sync, rows, logjac
         in_sync = False
         fin = np.flatnonzero(finished)
         take_carry = (lambda c, i: None) if carry is None else batch.take
@@ -123,7 +134,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         chain_id, step, stage = chain_id[keep], step[keep], stage[keep]
         origin, current = batch.take(origin, keep), batch.take(current, keep)
         direction, lp0, carry = direction[keep], lp0[keep], take_carry(carry, keep)
-        memory, u = memory[keep], u[keep]
+        memory, u, logjac = memory[keep], u[keep], logjac[keep]
         n_moves, non_finite = n_moves[keep], non_finite[keep]
         rows = chain_id
 
@@ -133,6 +144,8 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     memory = np.zeros(n)
     n_moves = np.zeros(n, dtype=np.int64)
     non_finite = np.zeros(n, dtype=np.int64)
+    # log |det ∂(current)/∂(origin)| per chain, when the map changes volume
+    logjac = np.zeros(n)
     u = memory
     zero_int, zero_float = np.zeros(n, dtype=np.int64), np.zeros(n)
     in_sync = False
@@ -162,9 +175,16 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         dirs = direction if all_forward else sign_tab[stage] * direction
         rung = map_.move(base, dirs)
         lp, bad = quiet_log_density_of(map_, rung)
+        if jacobian:
+            # summed along the ladder, restarted where a stage starts from the origin
+            step_jac = map_.move_log_det_jacobian(base, rung, dirs)
+            logjac = np.where(origin_tab[stage], step_jac, logjac + step_jac)
+            lp_w, bad = jacobian_weighted(lp, bad, logjac)
+            ratio = np.exp(lp_w - lp0)
+        else:
+            ratio = np.exp(lp - lp0)  # ladder.density_ratio, without its errstate
         n_moves = n_moves + 1
         non_finite = non_finite + bad
-        ratio = np.exp(lp - lp0)  # ladder.density_ratio, without its errstate
         memory, cum = rule.update(memory, stage, ratio)
         memory = np.asarray(memory)
         stop = u < cum

@@ -8,7 +8,8 @@ its direction ``d`` or leaves it where it is, keeping the extended target
 ``p(ζ, d) = p(ζ)/2`` invariant; a refresh (:class:`Refresh`) then moves the chain
 off its ladder. :class:`Ladder` is the kernel made of the three. Nothing here is
 Hamiltonian: any map on any state works (:class:`CycleShift`, the finite ladders of
-:mod:`ladder_mcmc.verify`), and :mod:`ladder_mcmc.hamiltonian` is one instance.
+:mod:`ladder_mcmc.verify`, :class:`LogScaleWalk`, which changes volume and declares its
+Jacobian), and :mod:`ladder_mcmc.hamiltonian` is one instance.
 """
 
 from ladder_mcmc.ladder import batch
@@ -19,10 +20,12 @@ from ladder_mcmc.ladder.kernel import (
     LookAhead,
     StepInfo,
     density_ratio,
+    jacobian_weighted,
     log_density_of,
     quiet_log_density_of,
 )
-from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.ladder.log_scale import LogScaleRefresh, LogScaleState, LogScaleWalk
+from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
 from ladder_mcmc.ladder.persistent_uniform import PersistentUniformRule
 from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
 from ladder_mcmc.ladder.refresh import (
@@ -42,6 +45,9 @@ __all__ = [
     "DirectionRefresh",
     "Ladder",
     "LadderState",
+    "LogScaleRefresh",
+    "LogScaleState",
+    "LogScaleWalk",
     "LookAhead",
     "LookAheadRule",
     "PersistentUniformRule",
@@ -56,7 +62,9 @@ __all__ = [
     "check_refresh_kinetic",
     "check_rule",
     "density_ratio",
+    "jacobian_weighted",
     "log_density_of",
+    "log_det_jacobian_of",
     "quiet_log_density_of",
     "same_kinetic_energy",
 ]

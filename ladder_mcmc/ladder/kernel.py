@@ -10,7 +10,9 @@ One step (paper, section 4.2): the rule moves each chain to a rung, flips it, or
 leaves it, then the refresh ``R`` (optional) runs. This module holds the
 *synchronous* step — every chain does the same step at once, rungs computed
 only for chains still undecided. ``ladder_mcmc.drivers.ragged`` runs the same
-transitions with every chain at its own rung.
+transitions with every chain at its own rung. For a map that changes volume, a rung's
+density is weighted by the Jacobian of the map that reaches it, summed in logs along
+the ladder (docs/design.md §13).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.ladder import batch
-from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
 from ladder_mcmc.ladder.refresh import Refresh, check_refresh_kinetic
 from ladder_mcmc.ladder.rules import FLIP, LookAheadRule, Rule, base_for, check_rule
 from ladder_mcmc.validation import json_safe
@@ -62,7 +64,8 @@ class StepInfo:
         Map applications computed (gradient evaluations = ``n_moves * map.cost``, or
         ``n_moves * cost`` for a map with ``cost_of``).
     non_finite : int array (chains,)
-        Rungs whose log density was not finite (treated as density zero).
+        Rungs whose log density (or, for a map that changes volume, summed log
+        Jacobian) was not finite: treated as density zero.
     first_stage_prob : float array (chains,)
         ``C_0``, the probability of stopping at the rule's first stage (for
         the look-ahead rule, of taking ``L ζ``: HMC's acceptance probability).
@@ -103,6 +106,18 @@ def quiet_log_density_of(
         return lp, np.zeros(lp.shape, dtype=bool)
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
     return np.where(bad, -np.inf, lp), bad
+
+
+def jacobian_weighted(
+    log_p: np.ndarray, bad: np.ndarray, log_jacobian: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``log p(ζ_a) + log |det ∂ζ_a/∂ζ|`` of rungs, and their non-finite mask.
+
+    A rung whose log density or accumulated log Jacobian is not finite gets ``-inf``
+    (density zero) and is counted non-finite (docs/design.md §3.4, §13).
+    """
+    bad = bad | ~np.isfinite(log_jacobian)
+    return np.where(bad, -np.inf, log_p + log_jacobian), bad
 
 
 def density_ratio(log_p: np.ndarray, log_p0: np.ndarray) -> np.ndarray:
@@ -209,7 +224,8 @@ class Ladder:
         Raises
         ------
         ValueError
-            If the map rejects ``init`` or its density is zero or non-finite.
+            If the map rejects ``init``, its density is zero or non-finite, or the map's
+            ``log_det_jacobian`` is not one value per chain.
         """
         state = self.map.prepare(init, rng)
         n = batch.n_chains(state)
@@ -224,6 +240,8 @@ class Ladder:
             raise ValueError(
                 f"init has zero or non-finite density at chains {np.flatnonzero(bad).tolist()}"
             )
+        if not self.map.volume_preserving:
+            log_det_jacobian_of(self.map, state)  # its shape, before any step
         return LadderState(state, direction, lp, self.rule.init_carry(n, rng))
 
     def step(self, ks: LadderState, rng: np.random.Generator) -> tuple[LadderState, StepInfo]:
@@ -242,6 +260,9 @@ class Ladder:
         first_stage_prob = np.zeros(n)
         positions = tuple(rule.positions)
         cost = None if map_.cost_of is None else np.asarray(map_.cost_of(ks.state))
+        # log |det ∂(rung)/∂ζ| of the pending chains' current rung (docs/design.md §13)
+        jacobian = not map_.volume_preserving
+        logjac = np.zeros(0)
         with np.errstate(all="ignore"):  # one errstate for the step (each costs microseconds)
             for s in range(len(positions)):
                 if pending.size == 0:
@@ -254,10 +275,17 @@ class Ladder:
                     base = ks.state if full else batch.take(ks.state, pending)
                 else:
                     base = current
-                rung = map_.move(base, sign * (ks.direction if full else ks.direction[pending]))
+                dirs = sign * (ks.direction if full else ks.direction[pending])
+                rung = map_.move(base, dirs)
                 lp, bad = quiet_log_density_of(map_, rung)
                 lp0 = ks.log_density if full else ks.log_density[pending]
-                ratio = np.exp(lp - lp0)  # density_ratio, inside this errstate
+                if jacobian:
+                    step_jac = map_.move_log_det_jacobian(base, rung, dirs)
+                    logjac = step_jac if from_origin else logjac + step_jac
+                    lp_w, bad = jacobian_weighted(lp, bad, logjac)
+                    ratio = np.exp(lp_w - lp0)
+                else:
+                    ratio = np.exp(lp - lp0)  # density_ratio, inside this errstate
                 mem, cum = rule.update(
                     memory if full else memory[pending], np.full(pending.size, s), ratio
                 )
@@ -291,6 +319,8 @@ class Ladder:
                 pending = pending[~stop]
                 if pending.size and s + 1 < len(positions):
                     current = batch.take(rung, ~stop)
+                    if jacobian:
+                        logjac = logjac[~stop]
             if pending.size and rule.fallthrough > 0:
                 # no stage stopped these chains: they move to the fall-through rung,
                 # the one the last stage computed (check_rule)
@@ -338,7 +368,7 @@ def LookAhead(  # noqa: N802 - a constructor, named like the class it builds
     Parameters
     ----------
     map : ReversibleMap
-        Any reversible, volume-preserving map.
+        Any reversible map: volume preserving, or declaring its ``log_det_jacobian``.
     max_rungs : int
         ``K ≥ 1``; ``K = 1`` is Metropolis on the ladder (standard persistent HMC
         for leapfrog).

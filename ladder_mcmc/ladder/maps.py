@@ -1,10 +1,12 @@
 """The reversible-map contract: the deterministic trajectory a ladder climbs.
 
-A :class:`ReversibleMap` is a deterministic, volume-preserving bijection ``L`` of
-the extended state space together with the target density ``p`` on that space
-(paper, section 3.3; docs/design.md §1). The ladder of states ``..., L^-1 ζ, ζ, L ζ,
-L^2 ζ, ...`` (paper, figure 1b) is climbed by applying ``L`` (direction ``d =
-+1``) or ``L^-1`` (``d = -1``) one rung at a time.
+A :class:`ReversibleMap` is a deterministic bijection ``L`` of the extended state
+space together with the target density ``p`` on that space (paper, section 3.3;
+docs/design.md §1). It preserves volume unless it declares
+:meth:`ReversibleMap.log_det_jacobian`; then every rule weighs a rung's density by
+the Jacobian of the map that reaches it (docs/design.md §13). The ladder of states
+``..., L^-1 ζ, ζ, L ζ, L^2 ζ, ...`` (paper, figure 1b) is climbed by applying ``L``
+(direction ``d = +1``) or ``L^-1`` (``d = -1``) one rung at a time.
 
 A subclass supplies :meth:`ReversibleMap.forward` and
 :meth:`ReversibleMap.log_density`, and the inverse in one of two ways:
@@ -29,7 +31,7 @@ from ladder_mcmc.ladder.batch import State
 
 
 class ReversibleMap(abc.ABC):
-    """Abstract deterministic, reversible, volume-preserving map ``L``.
+    """Abstract deterministic, reversible map ``L`` (volume preserving by default).
 
     Attributes
     ----------
@@ -48,7 +50,8 @@ class ReversibleMap(abc.ABC):
         Declared capability: the map is exactly :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`
         (its ``move``, ``integrate``, ``log_density`` and states) for its
         ``kinetic_energy``. ``False`` here; ``Leapfrog`` declares it, its subclasses
-        do not inherit it.
+        do not inherit it. A map that changes volume (:attr:`volume_preserving` false)
+        is never run there, whatever it declares.
 
     Examples
     --------
@@ -95,10 +98,49 @@ class ReversibleMap(abc.ABC):
         never moved to.
         """
 
+    def log_det_jacobian(self, state: State) -> np.ndarray:
+        """``log |det ∂(L ζ)/∂ζ|`` of the forward map at ``ζ``, shape ``(chains,)``.
+
+        Optional: zeros here, a volume-preserving map. A map that changes volume
+        overrides it, and every rule then uses ``p(L^a ζ) |det ∂(L^a ζ)/∂ζ| / p(ζ)`` in
+        place of the density ratio (docs/design.md §13). A non-finite value makes the
+        rung density zero, like a non-finite ``log_density``.
+        """
+        return np.zeros(batch.n_chains(state))
+
+    @property
+    def volume_preserving(self) -> bool:
+        """Whether the map declares no :meth:`log_det_jacobian` (then the drivers skip it)."""
+        return type(self).log_det_jacobian is ReversibleMap.log_det_jacobian
+
+    def move_log_det_jacobian(
+        self, state: State, moved: State, direction: np.ndarray
+    ) -> np.ndarray:
+        """``log |det ∂(L^d ζ)/∂ζ|`` at ``ζ = state`` for ``moved = move(state, direction)``.
+
+        ``log_det_jacobian(ζ)`` where ``d = +1`` and ``−log_det_jacobian(moved)`` where
+        ``d = −1`` (``L⁻¹`` at ``ζ`` is the inverse of ``L`` at ``L⁻¹ ζ``): one call on the
+        batch. The drivers add it up along the ladder (docs/design.md §13).
+
+        Raises
+        ------
+        ValueError
+            If :meth:`log_det_jacobian` returns another shape than ``(chains,)``.
+        """
+        direction = np.asarray(direction)
+        back = direction < 0
+        if not back.any():
+            return log_det_jacobian_of(self, state)
+        if back.all():
+            return -log_det_jacobian_of(self, moved)
+        logdet = log_det_jacobian_of(self, batch.where(back, moved, state))
+        return np.where(back, -logdet, logdet)
+
     def flip(self, state: State) -> State:
         """The involution ``F`` (``F F = id``, ``p(F ζ) = p(ζ)``, ``F L F = L^-1``).
 
-        Optional: a map that defines :meth:`backward` need not define it.
+        Optional: a map that defines :meth:`backward` need not define it. ``F`` must
+        preserve volume even when ``L`` does not (docs/design.md §13).
         """
         raise NotImplementedError(f"{type(self).__name__} defines no flip")
 
@@ -150,3 +192,21 @@ class ReversibleMap(abc.ABC):
     def describe(self) -> dict:
         """A JSON-able description of the map (for checkpoints and reports)."""
         return {"map": type(self).__name__}
+
+
+def log_det_jacobian_of(map_: ReversibleMap, state: State) -> np.ndarray:
+    """``map_.log_det_jacobian(state)`` as floats, checked to be one value per chain.
+
+    Raises
+    ------
+    ValueError
+        Naming the map and the shape, if it is not ``(chains,)``.
+    """
+    out = np.asarray(map_.log_det_jacobian(state), dtype=float)
+    n = batch.n_chains(state)
+    if out.shape != (n,):
+        raise ValueError(
+            f"{type(map_).__name__}.log_det_jacobian returned shape {out.shape}, expected "
+            f"({n},): one log |det ∂(L ζ)/∂ζ| per chain"
+        )
+    return out

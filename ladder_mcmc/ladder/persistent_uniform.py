@@ -12,7 +12,9 @@ look-ahead rule's cumulative probability) is the same thing, because ``u < 1``.
 ``T_s`` is a bijection of the slice for every ``s`` (docs/design.md §5.2; checked exactly,
 interval by interval, in ``tests/exact/test_rules_persistent_uniform.py``), so
 the move keeps the uniform distribution under the graph. Afterwards
-``u' = s/p(ζ') = u·p(ζ)/p(ζ')`` (rescaled on acceptance, unchanged on a flip).
+``u' = s/p(ζ') = u·p(ζ)/p(ζ')`` (rescaled on acceptance, unchanged on a flip). For a
+map that changes volume the ratio is weighted by the Jacobian, and so is the
+rescaling (docs/design.md §13).
 
 Between steps ``u`` moves non-reversibly in Neal's representation: ``u = |v|``
 with ``v ∈ [-1, 1)`` uniform, ``v ← v + δ`` wrapped into ``[-1, 1)`` — a

@@ -14,7 +14,8 @@ A rule is a short, static plan plus a little arithmetic:
   moves to the rung its last stage computed);
 * :meth:`Rule.update` — the cumulative probability ``C_s`` of stopping at or
   before stage ``s``, computed incrementally from the density ratio
-  ``r_s = p(rung at positions[s]) / p(ζ)`` and one number of per-chain memory
+  ``r_s = p(rung at positions[s]) / p(ζ)`` (times ``|det ∂(rung)/∂ζ|`` for a map
+  that changes volume, docs/design.md §13) and one number of per-chain memory
   (``memory``, zero at the start of every step).
 
 Sampling draws one uniform ``u`` per chain per step and stops at the first stage
@@ -76,7 +77,8 @@ class Rule(abc.ABC):
             under the ragged driver).
         ratio : array (chains,)
             ``p(ζ_s) / p(ζ)``, the density of the rung at ``positions[stage]``
-            relative to the step's starting state; ``0`` for density zero.
+            relative to the step's starting state (times the Jacobian
+            ``|det ∂ζ_s/∂ζ|`` for a map that changes volume); ``0`` for density zero.
 
         Returns
         -------
@@ -104,7 +106,8 @@ class Rule(abc.ABC):
         return rng.random(n)
 
     def next_carry(self, carry: Any, u: np.ndarray, code: np.ndarray, ratio: np.ndarray) -> Any:
-        """Carry after a step that stopped with ``code``; ``ratio = p(ζ') / p(ζ)``."""
+        """Carry after a step that stopped with ``code``; ``ratio`` is the ratio of the
+        stage taken (``p(ζ') / p(ζ)``, Jacobian included; 1 for no move)."""
         return carry
 
     def describe(self) -> dict:

@@ -3,7 +3,8 @@
 A target is an energy ``E(x) = -log p(x) + const`` with its gradient, for a batch of
 positions (:class:`Target`, the interface; :class:`FunctionTarget` wraps two plain
 functions). The paper's targets of section 5 are here — the ill-conditioned Gaussian
-(:class:`IllConditionedGaussian`) and the rough well (:class:`RoughWell`) — and, in
+(:class:`IllConditionedGaussian`) and the rough well (:class:`RoughWell`), a Gamma law on
+positive variables (:class:`GammaTarget`) — and, in
 :mod:`ladder_mcmc.models.posteriors`, seven real posteriors from posteriordb on
 Stan's unconstrained scale.
 
@@ -19,6 +20,7 @@ from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc, fro
 from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.models.targets import (
     FunctionTarget,
+    GammaTarget,
     IllConditionedGaussian,
     LogDensityTarget,
     RoughWell,
@@ -29,6 +31,7 @@ from ladder_mcmc.models.targets import (
 __all__ = [
     "CompiledTarget",
     "FunctionTarget",
+    "GammaTarget",
     "IllConditionedGaussian",
     "LogDensityTarget",
     "ParameterSpace",

@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
+from ladder_mcmc.ladder.maps import log_det_jacobian_of
 
 #: ``ε`` is searched in ``[MIN_STEP_SIZE, MAX_STEP_SIZE]``
 MIN_STEP_SIZE, MAX_STEP_SIZE = 1e-10, 1e10
@@ -69,7 +70,8 @@ def one_step_acceptance(
     kernel: Ladder, ks: LadderState, step_size: float, rng: np.random.Generator
 ) -> float:
     """Mean over chains of ``min(1, p(L ζ)/p(ζ))`` for one leapfrog step of ``step_size``
-    from fresh momenta (a state's auxiliary lengths or step factors set to one step)."""
+    from fresh momenta (a state's auxiliary lengths or step factors set to one step);
+    weighted by ``|det ∂Lζ/∂ζ|`` for a map that declares it (docs/design.md §13)."""
     map_ = attrs.evolve(kernel.map, step_size=float(step_size), n_steps=1)
     state = ks.state
     n = state.x.shape[0]
@@ -80,6 +82,8 @@ def one_step_acceptance(
     state = attrs.evolve(state, v=map_.metric.sample_momentum(rng, state.v.shape))
     lp0, _ = log_density_of(map_, state)
     lp1, _ = log_density_of(map_, map_.forward(state))
+    if not map_.volume_preserving:
+        lp1 = lp1 + log_det_jacobian_of(map_, state)
     with np.errstate(all="ignore"):
         accept = np.exp(np.minimum(0.0, lp1 - lp0))
     return float(np.mean(np.nan_to_num(accept, nan=0.0)))

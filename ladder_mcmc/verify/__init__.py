@@ -9,10 +9,11 @@ Three kinds of check (docs/design.md §7; ``docs/verification.md`` has the recip
   generalized detailed balance (section 4.3) — :func:`assert_stochastic`,
   :func:`assert_fixed_point`, :func:`assert_generalized_detailed_balance` (and
   :func:`assert_exact`, all three at once), fed by the Hypothesis strategy
-  :func:`finite_ladders`;
+  :func:`finite_ladders`; :class:`MeasuredLadder` (a base measure on the states,
+  :func:`measured_ladders`) is the finite model of a map that changes volume;
 * **map contracts**, numerically — :func:`check_map` / :func:`assert_map`:
-  inverse, flip, volume preservation, determinism, fed by :func:`phase_states`
-  for leapfrog-like maps;
+  inverse, flip, volume preservation or a declared Jacobian, determinism, fed by
+  :func:`phase_states` for leapfrog-like maps;
 * **statistical**, for continuous kernels — :func:`assert_one_step_invariance`:
   start many chains at exact draws of the extended target, take one step, and
   test that the law did not change (TensorFlow Probability's target-conservation
@@ -43,10 +44,12 @@ from ladder_mcmc.verify.invariance import (
     default_features,
 )
 from ladder_mcmc.verify.map_contract import MapReport, assert_map, check_map
-from ladder_mcmc.verify.strategies import finite_ladders, phase_states
+from ladder_mcmc.verify.measured import MeasuredLadder
+from ladder_mcmc.verify.strategies import finite_ladders, measured_ladders, phase_states
 from ladder_mcmc.verify.transitions import (
     IntegerKernel,
     exact_kernel,
+    exact_rungs,
     exact_transition_matrix,
     exact_transition_rows,
     ladder_kernel,
@@ -60,6 +63,7 @@ __all__ = [
     "InvarianceReport",
     "InvolutionLadder",
     "MapReport",
+    "MeasuredLadder",
     "assert_exact",
     "assert_fixed_point",
     "assert_generalized_detailed_balance",
@@ -70,11 +74,13 @@ __all__ = [
     "check_map",
     "default_features",
     "exact_kernel",
+    "exact_rungs",
     "exact_transition_matrix",
     "exact_transition_rows",
     "extended_index",
     "finite_ladders",
     "ladder_kernel",
+    "measured_ladders",
     "outcome_probabilities",
     "phase_states",
     "refresh_kernel",

@@ -148,6 +148,9 @@ def assert_fixed_point(
 ) -> None:
     """Exact: ``π T = π`` for ``π(i, d) = w_i / (2 Σ w)``, the extended target.
 
+    (With the masses ``w_i m_i`` of a :class:`~ladder_mcmc.verify.measured.MeasuredLadder`
+    in place of ``w_i``.)
+
     Checked on the ladder move alone and, if ``include_refresh`` and the kernel
     has a refresh, on the whole step.
 
@@ -164,7 +167,7 @@ def assert_fixed_point(
     >>> assert_fixed_point(LookAhead(FiniteLadder([1, 2, 0], [1, 2, 3]), max_rungs=3))
     """
     rule, refresh, ladder = _kernel_parts(kernel, ladder)
-    weights = _integer_weights(ladder.weights)
+    weights = _integer_weights(ladder.masses)
     move = ladder_kernel(rule, ladder)
     _check_fixed_point(move, weights, "ladder move")
     if include_refresh and refresh is not None:
@@ -201,7 +204,7 @@ def assert_generalized_detailed_balance(
     >>> assert_generalized_detailed_balance(LookAheadRule(4), FiniteLadder([1, 2, 0], [1, 2, 3]))
     """
     rule, _, ladder = _kernel_parts(kernel, ladder)
-    _check_gdb(ladder_kernel(rule, ladder), _integer_weights(ladder.weights), "ladder move")
+    _check_gdb(ladder_kernel(rule, ladder), _integer_weights(ladder.masses), "ladder move")
 
 
 def assert_exact(
@@ -222,7 +225,7 @@ def assert_exact(
     >>> assert_exact(LookAhead(ladder, max_rungs=2, refresh=DirectionRefresh(Fraction(1, 3))))
     """
     rule, refresh, ladder = _kernel_parts(kernel, ladder)
-    weights = _integer_weights(ladder.weights)
+    weights = _integer_weights(ladder.masses)
     move = ladder_kernel(rule, ladder)
     _check_stochastic(move, ladder.n, "ladder move")
     _check_gdb(move, weights, "ladder move")

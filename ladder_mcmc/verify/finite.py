@@ -48,24 +48,22 @@ def operator_index(v: Any) -> int:
     return int(v)
 
 
-def _as_weights(value: Any, n: int) -> tuple[Fraction, ...]:
+def _as_weights(value: Any, n: int, name: str = "weights") -> tuple[Fraction, ...]:
     try:
         items = list(value)
     except TypeError:
-        raise ValueError(f"weights must be a sequence, got {value!r}") from None
+        raise ValueError(f"{name} must be a sequence, got {value!r}") from None
     if len(items) != n:
-        raise ValueError(
-            f"weights must have one entry per state ({n}), got {len(items)}: {value!r}"
-        )
+        raise ValueError(f"{name} must have one entry per state ({n}), got {len(items)}: {value!r}")
     out = []
     for w in items:
         if isinstance(w, bool) or not isinstance(w, (numbers.Rational, np.integer)):
             raise ValueError(
-                f"weights must be positive ints or Fractions (kept exact), got {w!r} in {value!r}"
+                f"{name} must be positive ints or Fractions (kept exact), got {w!r} in {value!r}"
             )
         f = Fraction(int(w)) if isinstance(w, np.integer) else Fraction(w)
         if f <= 0:
-            raise ValueError(f"weights must be positive, got {w!r} in {value!r}")
+            raise ValueError(f"{name} must be positive, got {w!r} in {value!r}")
         out.append(f)
     return tuple(out)
 
@@ -193,6 +191,12 @@ class FiniteLadder(ReversibleMap):
         """Number of states."""
         return len(self.permutation)
 
+    @property
+    def masses(self) -> tuple[Fraction, ...]:
+        """The stationary mass of each state: the weights here (the counting measure;
+        :class:`~ladder_mcmc.verify.measured.MeasuredLadder` has another)."""
+        return self.weights
+
     def forward(self, state: np.ndarray) -> np.ndarray:
         """``L i`` for every chain."""
         return self._perm[np.asarray(state)]
@@ -290,13 +294,16 @@ def extended_index(i: Any, d: Any, n: int) -> Any:
 def stationary_distribution(ladder: FiniteLadder) -> np.ndarray:
     """Exact ``p(i, d) = w_i / (2 Σ w)``, object array (2n,) of Fractions.
 
+    For a :class:`~ladder_mcmc.verify.measured.MeasuredLadder`, the masses ``w_i m_i``
+    in place of ``w_i``.
+
     Examples
     --------
     >>> stationary_distribution(FiniteLadder([1, 0], [1, 3])).tolist()
     [Fraction(1, 8), Fraction(3, 8), Fraction(1, 8), Fraction(3, 8)]
     """
-    total = 2 * sum(ladder.weights)
-    p = [w / total for w in ladder.weights]
+    total = 2 * sum(ladder.masses)
+    p = [w / total for w in ladder.masses]
     return np.array(p + p, dtype=object)
 
 

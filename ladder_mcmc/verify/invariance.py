@@ -18,7 +18,7 @@ import numpy as np
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.ladder.maps import ReversibleMap
-from ladder_mcmc.verify.map_contract import _xv_state
+from ladder_mcmc.verify.jacobian import _xv_state
 
 __all__ = ["InvarianceReport", "assert_one_step_invariance", "default_features"]
 

@@ -3,7 +3,8 @@
 :func:`check_map` measures, and :func:`assert_map` asserts, what every
 :class:`~ladder_mcmc.ladder.maps.ReversibleMap` must be (docs/design.md §7.2):
 deterministic, inverted by its backward map and by ``move`` in the opposite
-direction, conjugated to its inverse by its flip, and volume preserving. Feed
+direction, conjugated to its inverse by a volume-preserving flip, and volume
+preserving or changing volume by the Jacobian it declares (docs/design.md §13). Feed
 leapfrog-like maps with :func:`~ladder_mcmc.verify.strategies.phase_states`.
 """
 
@@ -17,7 +18,12 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.ladder import batch
-from ladder_mcmc.ladder.maps import ReversibleMap
+from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
+from ladder_mcmc.verify.jacobian import (
+    _xv_state,
+    declared_jacobian_violations,
+    fd_log_det_jacobian,
+)
 
 __all__ = ["MapReport", "assert_map", "check_map"]
 
@@ -46,7 +52,15 @@ class MapReport:
     log_det_jacobian : array (chains,) or None
         ``log |det ∂Lζ/∂ζ|`` by central finite differences (float states).
     volume_tolerance : float or None
-        The bound ``|log det J|`` was held to.
+        The bound ``|log det J|`` (or its distance to the declared value) was held to.
+    declared_log_det_jacobian : array (chains,) or None
+        What the map declares (``map.log_det_jacobian``); ``None`` for a
+        volume-preserving map.
+    flip_log_det_jacobian : array (chains,) or None
+        ``log |det ∂Fζ/∂ζ|`` by finite differences (float states with a flip).
+    jacobian_error : float or None
+        The largest discrepancy among the declared Jacobian's identities
+        (forward, inverse, flip; relative to ``max(1, |value|)``).
     bijective : bool or None
         For integer states: ``forward`` is injective on the given states.
     tolerance : float
@@ -70,6 +84,9 @@ class MapReport:
     tolerance: float
     violations: tuple[str, ...]
     seconds: float
+    declared_log_det_jacobian: np.ndarray | None = None
+    flip_log_det_jacobian: np.ndarray | None = None
+    jacobian_error: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -110,61 +127,6 @@ def _identical(a: Any, b: Any) -> bool:
     )
 
 
-def _xv_state(state: Any) -> bool:
-    return attrs.has(type(state)) and {"x", "v"} <= {f.name for f in attrs.fields(type(state))}
-
-
-def _log_det_jacobian(
-    map_: ReversibleMap, state: Any, rebuild: Callable[[Any], Any], step: float
-) -> np.ndarray | None:
-    """``log |det J|`` per chain by central differences, or None if states are not float."""
-    if _xv_state(state):
-        x, v = np.asarray(state.x, dtype=float), np.asarray(state.v, dtype=float)
-        n = x.shape[0]
-        dx = x[0].size
-
-        def make(z):
-            return rebuild(
-                attrs.evolve(state, x=z[:, :dx].reshape(x.shape), v=z[:, dx:].reshape(v.shape))
-            )
-
-        def coords(s):
-            return np.concatenate(
-                [
-                    np.asarray(s.x, dtype=float).reshape(n, -1),
-                    np.asarray(s.v, dtype=float).reshape(n, -1),
-                ],
-                axis=1,
-            )
-
-        z = np.concatenate([x.reshape(n, -1), v.reshape(n, -1)], axis=1)
-    elif isinstance(state, np.ndarray) and np.issubdtype(state.dtype, np.floating):
-        n = state.shape[0]
-        shape = state.shape
-
-        def make(z):
-            return z.reshape(shape)
-
-        def coords(s):
-            return np.asarray(s, dtype=float).reshape(n, -1)
-
-        z = state.reshape(n, -1).astype(float)
-    else:
-        return None
-    dim = z.shape[1]
-    h = np.full_like(z, step)
-    jac = np.empty((n, dim, dim))
-    for k in range(dim):
-        zp, zm = z.copy(), z.copy()
-        zp[:, k] += h[:, k]
-        zm[:, k] -= h[:, k]
-        with np.errstate(all="ignore"):
-            fp, fm = coords(map_.forward(make(zp))), coords(map_.forward(make(zm)))
-        jac[:, :, k] = (fp - fm) / (2 * h[:, k : k + 1])
-    sign, logdet = np.linalg.slogdet(jac)
-    return np.where(sign == 0, -np.inf, logdet)
-
-
 def check_map(
     map: ReversibleMap,  # noqa: A002 - the paper's word
     states: Any,
@@ -186,11 +148,13 @@ def check_map(
        ``move``, as leapfrog does);
     3. flip (only if the map defines one): ``F F ζ = ζ``, ``p(F ζ) = p(ζ)``,
        ``F L F ζ = L⁻¹ ζ``;
-    4. volume preservation, by the kind of state:
+    4. volume: ``log |det ∂Lζ/∂ζ|`` is 0, or the map's declared
+       ``log_det_jacobian`` (docs/design.md §13), by the kind of state:
 
        * **integer arrays** (finite ladders): ``forward`` is injective on the
          given states (on a finite set, "volume preserving" = bijective);
-       * **float arrays**: ``log |det ∂Lζ/∂ζ| = 0`` over all entries;
+       * **float arrays**: ``log |det ∂Lζ/∂ζ|`` over all entries; and, if the map
+         has a flip, ``log |det ∂Fζ/∂ζ| = 0``;
        * **attrs states with fields** ``x`` **and** ``v`` (``PhaseState``-like):
          the Jacobian is over ``(x, v)`` only — other fields (cached energy and
          gradient) are functions of ``x``, recomputed by ``rebuild``
@@ -208,6 +172,12 @@ def check_map(
        ``D · (10⁻⁷ + 100 ε_mach · S / fd_step)`` for ``D`` coordinates of
        largest magnitude ``S = max(1, max |z|)`` (``≈ 1.2e-7·D`` for states of
        order 1 at the default step): round-off in ``L(z ± h)`` is ``ε_mach·S``.
+       A declared Jacobian is held to the same bound, and the message names both
+       numbers when they disagree;
+    5. a declared Jacobian, for any state: ``move_log_det_jacobian`` agrees with it
+       forward and backward (``−log_det_jacobian(L⁻¹ ζ)``), and with a flip
+       ``log_det_jacobian(F ζ) = −log_det_jacobian(L⁻¹ ζ)``
+       (:func:`~ladder_mcmc.verify.jacobian.declared_jacobian_violations`).
 
     Differences of float states are scaled by ``max(1, max|ζ|)`` per field and
     chain and held to ``rtol · max(1, map.cost)`` (round-off grows with the
@@ -237,6 +207,11 @@ def check_map(
     Returns
     -------
     MapReport
+
+    Raises
+    ------
+    ValueError
+        If the map's ``log_det_jacobian`` is not one value per chain.
 
     Examples
     --------
@@ -310,8 +285,9 @@ def check_map(
                 f"flip: F L F ζ differs from backward(ζ) at chain {chain} by {conjugacy:.3g}"
             )
 
-    # 4. volume
-    log_det = vol_tol = bijective = None
+    # 4. volume: preserved, or the declared Jacobian (docs/design.md §13)
+    declared = None if map.volume_preserving else log_det_jacobian_of(map, states)
+    log_det = vol_tol = bijective = flip_log_det = jac_error = None
     leaves = batch.leaves(states)
     if isinstance(states, np.ndarray) and np.issubdtype(states.dtype, np.integer):
         flat = states.reshape(n, -1)
@@ -328,11 +304,11 @@ def check_map(
             def rebuild(s):
                 return map.prepare(s, rng)
 
-        log_det = _log_det_jacobian(map, states, rebuild, fd_step)
+        log_det = fd_log_det_jacobian(map.forward, states, rebuild, fd_step)
         if log_det is not None:
             # the same with twice the step: the difference estimates the
             # finite-difference error (Richardson: error(h) ≈ (J_2h − J_h)/3)
-            coarse = _log_det_jacobian(map, states, rebuild, 2 * fd_step)
+            coarse = fd_log_det_jacobian(map.forward, states, rebuild, 2 * fd_step)
             with np.errstate(invalid="ignore"):
                 fd_error = np.abs(coarse - log_det) / 3
             fd_error = np.where(np.isnan(fd_error), np.inf, fd_error)
@@ -347,8 +323,11 @@ def check_map(
                 if volume_tol is not None
                 else dim * (1e-7 + 100 * np.finfo(float).eps * size / fd_step)
             )
+            expected = np.zeros(n) if declared is None else declared
+            with np.errstate(invalid="ignore"):
+                off = np.abs(log_det - expected)
             worst_err, chain = worst(fd_error)
-            worst_ld, chain_ld = worst(np.abs(log_det))
+            worst_ld, chain_ld = worst(np.where(np.isnan(off), np.inf, off))
             if not worst_err <= vol_tol:
                 violations.append(
                     f"volume: not verifiable by finite differences at chain {chain}: log|det J| "
@@ -356,11 +335,29 @@ def check_map(
                     f"with step {2 * fd_step:g} (tolerance {vol_tol:.3g}); the map is too "
                     "expanding or curved at this step — use shorter trajectories or fd_step"
                 )
+            elif declared is not None and not worst_ld <= vol_tol:
+                violations.append(
+                    f"volume: declared log_det_jacobian {declared[chain_ld]:.6g} but finite "
+                    f"differences give {log_det[chain_ld]:.6g} at chain {chain_ld} "
+                    f"(tolerance {vol_tol:.3g})"
+                )
             elif not worst_ld <= vol_tol:
                 violations.append(
                     f"volume: log|det J| = {log_det[chain_ld]:.3g} at chain {chain_ld} "
                     f"(finite differences; tolerance {vol_tol:.3g})"
                 )
+            if map.has_flip:
+                flip_log_det = fd_log_det_jacobian(map.flip, states, rebuild, fd_step)
+                flip_off = np.abs(flip_log_det)
+                worst_flip, chain = worst(np.where(np.isnan(flip_off), np.inf, flip_off))
+                if not worst_flip <= vol_tol:
+                    violations.append(
+                        f"flip: log|det ∂(F ζ)/∂ζ| = {flip_log_det[chain]:.3g} at chain {chain} "
+                        f"(finite differences; tolerance {vol_tol:.3g}): F must preserve volume"
+                    )
+    if declared is not None:
+        jac_error, found = declared_jacobian_violations(map, states, declared, f1, tol)
+        violations.extend(found)
     return MapReport(
         n_chains=n,
         deterministic=bool(deterministic),
@@ -375,6 +372,9 @@ def check_map(
         tolerance=tol,
         violations=tuple(violations),
         seconds=time.perf_counter() - start,
+        declared_log_det_jacobian=declared,
+        flip_log_det_jacobian=flip_log_det,
+        jacobian_error=jac_error,
     )
 
 

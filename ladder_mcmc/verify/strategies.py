@@ -2,6 +2,8 @@
 
 * :func:`finite_ladders` — random :class:`~ladder_mcmc.verify.finite.FiniteLadder`
   maps, for the exact checks (:mod:`ladder_mcmc.verify.exact`; docs/design.md §7.1);
+* :func:`measured_ladders` — random :class:`~ladder_mcmc.verify.measured.MeasuredLadder`
+  maps, which change volume (docs/design.md §13);
 * :func:`phase_states` — random :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState`
   batches, for the map contracts of leapfrog-like maps
   (:mod:`ladder_mcmc.verify.map_contract`).
@@ -17,8 +19,9 @@ from typing import Any, Literal
 import numpy as np
 
 from ladder_mcmc.verify.finite import FiniteLadder
+from ladder_mcmc.verify.measured import MeasuredLadder
 
-__all__ = ["finite_ladders", "phase_states"]
+__all__ = ["finite_ladders", "measured_ladders", "phase_states"]
 
 
 def finite_ladders(
@@ -58,6 +61,77 @@ def finite_ladders(
     """
     from hypothesis import strategies as st
 
+    _check_sizes(min_states, max_states, max_weight, construction)
+
+    @st.composite
+    def by_permutation(draw):
+        n = draw(st.integers(min_states, max_states))
+        return FiniteLadder(_permutation(draw, n), _digits(draw, n, max_weight))
+
+    @st.composite
+    def by_involutions(draw):
+        n = draw(st.integers(min_states, max_states))
+        f, g = _involution(draw, n), _involution(draw, n)
+        return FiniteLadder.from_involutions(f, g, _orbit_constant(draw, f, max_weight))
+
+    return _either(construction, by_permutation(), by_involutions())
+
+
+def measured_ladders(
+    min_states: int = 1,
+    max_states: int = 12,
+    max_weight: int = 10,
+    max_measure: int = 10,
+    construction: Literal["both", "permutation", "involutions"] = "both",
+):
+    """Hypothesis strategy for random measured ladders: maps that change volume (§13).
+
+    Like :func:`finite_ladders`, with a base measure of integers in
+    ``1 .. max_measure`` (only its ratios matter, so integers cover every rational
+    measure up to scale). ``"involutions"``: ``L = F ∘ G`` with the flip ``F``, the
+    weights and the measure constant on ``F``-orbits (``F`` keeps ``p`` and volume).
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of MeasuredLadder
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=20)
+    ... @given(measured_ladders(max_states=4))
+    ... def test(ladder):
+    ...     assert len(ladder.masses) == ladder.n
+    >>> test()
+    """
+    from hypothesis import strategies as st
+
+    _check_sizes(min_states, max_states, max_weight, construction)
+    if max_measure < 1:
+        raise ValueError(f"max_measure must be >= 1, got {max_measure!r}")
+
+    @st.composite
+    def by_permutation(draw):
+        n = draw(st.integers(min_states, max_states))
+        weights, measure = _digits(draw, n, max_weight), _digits(draw, n, max_measure)
+        return MeasuredLadder(_permutation(draw, n), weights, measure)
+
+    @st.composite
+    def by_involutions(draw):
+        n = draw(st.integers(min_states, max_states))
+        f, g = _involution(draw, n), _involution(draw, n)
+        weights = _orbit_constant(draw, f, max_weight)
+        measure = _orbit_constant(draw, f, max_measure)
+        return MeasuredLadder([f[g[i]] for i in range(n)], weights, measure, flip=f)
+
+    return _either(construction, by_permutation(), by_involutions())
+
+
+# Each structure is drawn as ONE integer and decoded (a permutation by its Lehmer
+# rank, weights as base-``max_weight`` digits): a few draws per example keep
+# Hypothesis's overhead low, and shrinking an integer towards 0 shrinks towards the
+# identity permutation and all-ones weights.
+def _check_sizes(min_states: int, max_states: int, max_weight: int, construction: str) -> None:
     if not 1 <= min_states <= max_states:
         raise ValueError(f"need 1 <= min_states <= max_states, got {min_states}, {max_states}")
     if max_weight < 1:
@@ -66,50 +140,53 @@ def finite_ladders(
         raise ValueError(
             f"construction must be 'both', 'permutation' or 'involutions', got {construction!r}"
         )
-    # Each structure is drawn as ONE integer and decoded (a permutation by its
-    # Lehmer rank, weights as base-``max_weight`` digits): a few draws per example
-    # keep Hypothesis's overhead low, and shrinking an integer towards 0 shrinks
-    # towards the identity permutation and all-ones weights.
 
-    def permutation(draw, n):
-        return _unrank(draw(st.integers(0, math.factorial(n) - 1)), n)
 
-    def digits(draw, count):
-        code = draw(st.integers(0, max_weight**count - 1))
-        out = []
-        for _ in range(count):
-            code, r = divmod(code, max_weight)
-            out.append(r + 1)
-        return out
-
-    def involution(draw, n):
-        order = permutation(draw, n)
-        pairs = draw(st.integers(0, n // 2))
-        inv = list(range(n))
-        for k in range(pairs):
-            a, b = order[2 * k], order[2 * k + 1]
-            inv[a], inv[b] = b, a
-        return inv
-
-    @st.composite
-    def by_permutation(draw):
-        n = draw(st.integers(min_states, max_states))
-        return FiniteLadder(permutation(draw, n), digits(draw, n))
-
-    @st.composite
-    def by_involutions(draw):
-        n = draw(st.integers(min_states, max_states))
-        f, g = involution(draw, n), involution(draw, n)
-        reps = sorted({min(i, f[i]) for i in range(n)})
-        orbit_weight = dict(zip(reps, digits(draw, len(reps)), strict=True))
-        weights = [orbit_weight[min(i, f[i])] for i in range(n)]
-        return FiniteLadder.from_involutions(f, g, weights)
+def _either(construction: str, by_permutation: Any, by_involutions: Any) -> Any:
+    from hypothesis import strategies as st
 
     if construction == "permutation":
-        return by_permutation()
+        return by_permutation
     if construction == "involutions":
-        return by_involutions()
-    return st.one_of(by_permutation(), by_involutions())
+        return by_involutions
+    return st.one_of(by_permutation, by_involutions)
+
+
+def _permutation(draw: Any, n: int) -> list[int]:
+    from hypothesis import strategies as st
+
+    return _unrank(draw(st.integers(0, math.factorial(n) - 1)), n)
+
+
+def _digits(draw: Any, count: int, top: int) -> list[int]:
+    """``count`` integers in ``1 .. top``."""
+    from hypothesis import strategies as st
+
+    code = draw(st.integers(0, top**count - 1))
+    out = []
+    for _ in range(count):
+        code, r = divmod(code, top)
+        out.append(r + 1)
+    return out
+
+
+def _involution(draw: Any, n: int) -> list[int]:
+    from hypothesis import strategies as st
+
+    order = _permutation(draw, n)
+    pairs = draw(st.integers(0, n // 2))
+    inv = list(range(n))
+    for k in range(pairs):
+        a, b = order[2 * k], order[2 * k + 1]
+        inv[a], inv[b] = b, a
+    return inv
+
+
+def _orbit_constant(draw: Any, f: list[int], top: int) -> list[int]:
+    """Integers in ``1 .. top``, one per state, equal on the orbits of the involution ``f``."""
+    reps = sorted({min(i, f[i]) for i in range(len(f))})
+    value = dict(zip(reps, _digits(draw, len(reps), top), strict=True))
+    return [value[min(i, f[i])] for i in range(len(f))]
 
 
 def _unrank(index: int, n: int) -> list[int]:

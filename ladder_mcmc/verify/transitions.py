@@ -64,28 +64,61 @@ def _exact(values: Any, what: str, rule: Rule, size: int) -> list:
     return out
 
 
-def _cumulative(rule: Rule, ladder: FiniteLadder) -> tuple[list[list], np.ndarray]:
-    """Run the rule on all ``2n`` extended states at once: ``C_s`` per stage, and the rungs."""
-    n = ladder.n
-    origin = np.concatenate([np.arange(n), np.arange(n)])
-    direction = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64)])
+def exact_rungs(
+    ladder: FiniteLadder, positions: tuple[int, ...], origin: np.ndarray, direction: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rung of every stage of a plan and its exact ratio, from extended states.
+
+    For each stage ``s``: the state at ``positions[s]`` (relative to ``direction``),
+    computed as a sampler does (:func:`~ladder_mcmc.ladder.rules.base_for`, the map's
+    ``move``), and ``r_s = p(rung) |det ∂(rung)/∂ζ| / p(ζ)`` as Fractions. For a map
+    that changes volume (a :class:`~ladder_mcmc.verify.measured.MeasuredLadder`) the
+    Jacobian is its exact ``move_jacobian``, multiplied up one map application at a
+    time and restarted where a stage starts from ``ζ`` (docs/design.md §13).
+
+    Raises
+    ------
+    TypeError
+        For a finite ladder that changes volume without an exact ``move_jacobian``.
+    """
     w = np.array(ladder.weights, dtype=object)
     w0 = w[origin]
-    positions = tuple(rule.positions)
-    rungs = np.empty((2 * n, len(positions)), dtype=np.int64)
-    memory = np.full(2 * n, Fraction(0), dtype=object)
-    cums = []
-    current = origin
+    measured = not ladder.volume_preserving
+    if measured and not hasattr(ladder, "move_jacobian"):
+        raise TypeError(
+            f"{type(ladder).__name__} changes volume (it declares log_det_jacobian) but has "
+            "no exact move_jacobian; build it as a MeasuredLadder"
+        )
+    out = []
+    current, jac = origin, None
     for s in range(len(positions)):
         from_origin, sign = base_for(positions, s)
         base = origin if from_origin else current
         rung = np.asarray(ladder.move(base, sign * direction), dtype=np.int64)
         ratio = w[rung] / w0
+        if measured:
+            step = ladder.move_jacobian(base, rung, sign * direction)
+            jac = step if from_origin else jac * step
+            ratio = ratio * jac
+        out.append((rung, ratio))
+        current = rung
+    return out
+
+
+def _cumulative(rule: Rule, ladder: FiniteLadder) -> tuple[list[list], np.ndarray]:
+    """Run the rule on all ``2n`` extended states at once: ``C_s`` per stage, and the rungs."""
+    n = ladder.n
+    origin = np.concatenate([np.arange(n), np.arange(n)])
+    direction = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64)])
+    positions = tuple(rule.positions)
+    rungs = np.empty((2 * n, len(positions)), dtype=np.int64)
+    memory = np.full(2 * n, Fraction(0), dtype=object)
+    cums = []
+    for s, (rung, ratio) in enumerate(exact_rungs(ladder, positions, origin, direction)):
         memory, cum = rule.update(memory, np.full(2 * n, s), ratio)
         memory = np.array(_exact(memory, "memory", rule, 2 * n), dtype=object)
         cums.append(_exact(cum, "cumulative", rule, 2 * n))
         rungs[:, s] = rung
-        current = rung
     return cums, rungs
 
 
@@ -322,6 +355,7 @@ def exact_transition_matrix(
 __all__ = [
     "IntegerKernel",
     "exact_kernel",
+    "exact_rungs",
     "exact_transition_matrix",
     "exact_transition_rows",
     "ladder_kernel",

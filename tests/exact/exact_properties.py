@@ -3,7 +3,10 @@
 Each ``*_property(make_rule, max_examples, **settings)`` returns a Hypothesis
 test function; ``tests/exact/test_lookahead_exact.py`` runs them on
 ``LookAheadRule`` and ``tests/mutation/test_mutants.py`` runs the very same
-properties on deliberately broken rules and asserts that they fail.
+properties on deliberately broken rules and asserts that they fail. The
+``measured_*`` properties take a measured-ladder class instead (docs/design.md §13):
+``tests/exact/test_measured_exact.py`` runs them on ``MeasuredLadder``,
+``tests/mutation/test_jacobian_mutants.py`` on ladders with a broken Jacobian.
 """
 
 from __future__ import annotations
@@ -17,13 +20,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ladder_mcmc import ComposedRefresh, DirectionRefresh, Ladder
-from ladder_mcmc.ladder import FLIP, LookAheadRule, Rule
+from ladder_mcmc.ladder import (
+    FLIP,
+    LookAheadRule,
+    PersistentUniformRule,
+    ReducedFlipLookAheadRule,
+    ReducedFlipRule,
+    Rule,
+)
+from ladder_mcmc.ladder.persistent_uniform import wrap
 from ladder_mcmc.verify import (
     FiniteLadder,
+    MeasuredLadder,
     assert_exact,
+    exact_rungs,
     exact_transition_rows,
     extended_index,
     finite_ladders,
+    measured_ladders,
     outcome_probabilities,
 )
 
@@ -163,5 +177,95 @@ def fallthrough_property(make_rule=FallThroughMetropolisRule, max_examples: int 
         want = exact_transition_rows(Ladder(ladder, LookAheadRule(1), refresh), ladder)
         for k, (g, w) in enumerate(zip(got, want, strict=True)):
             assert g == w, f"row {k}: fall-through rule {g}, LookAheadRule(1) {w}"
+
+    return prop
+
+
+# ------------------------------------------------------------------ measured ladders (§13)
+#: every shipped rule with a transition matrix, on measured ladders
+MEASURED_RULES = [
+    LookAheadRule(1),
+    LookAheadRule(2),
+    LookAheadRule(4),
+    ReducedFlipRule(),
+    ReducedFlipLookAheadRule(2),
+    ReducedFlipLookAheadRule(3),
+    FallThroughMetropolisRule(),
+]
+MEASURED = measured_ladders(1, 7, 6, 6)
+
+
+def rebuilt(ladder: MeasuredLadder, ladder_class=MeasuredLadder) -> MeasuredLadder:
+    """The same measured ladder as an instance of ``ladder_class`` (a mutant, in tests)."""
+    if ladder_class is type(ladder):
+        return ladder
+    return ladder_class(
+        ladder.permutation, ladder.weights, ladder.measure, flip=ladder.flip_permutation
+    )
+
+
+def measured_exact_property(ladder_class=MeasuredLadder, max_examples: int = 150, **kw):
+    """Every rule of :data:`MEASURED_RULES`: rows sum to 1, ``πT = π`` for the masses
+    ``p·m`` (move and full step) and their generalized detailed balance (move)."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=MEASURED, refresh=REFRESHES)
+    def prop(ladder, refresh):
+        ladder = rebuilt(ladder, ladder_class)
+        for rule in MEASURED_RULES:
+            assert_exact(Ladder(ladder, rule, refresh), ladder)
+
+    return prop
+
+
+def measured_slice_move(rule, ladder: MeasuredLadder, s: Fraction):
+    """The persistent-uniform move ``T_s`` on the slice ``{p·m > s}`` of a measured ladder,
+    with the rule's own arithmetic and the exact Jacobian ratios (``exact_rungs``).
+
+    Returns ``(states, dest, code, ratio, u)``: the extended indices in the slice, where
+    each goes, its outcome code, the ratio ``r`` of the move taken (1 if none) and its
+    uniform ``u = s / (p·m)``.
+    """
+    n = ladder.n
+    mass = np.array(ladder.masses, dtype=object)
+    ks = np.array([k for k in range(2 * n) if mass[k % n] > s], dtype=np.int64)
+    i, d = ks % n, np.where(ks < n, 1, -1)
+    u = rule.uniform(np.array([s / x for x in mass[i]], dtype=object), None, len(ks))
+    code = np.full(len(ks), rule.fallthrough, dtype=np.int64)
+    dest_state, taken = i.copy(), np.full(len(ks), Fraction(1), dtype=object)
+    decided = np.zeros(len(ks), dtype=bool)
+    memory = np.full(len(ks), Fraction(0), dtype=object)
+    for stage, (rung, ratio) in enumerate(exact_rungs(ladder, tuple(rule.positions), i, d)):
+        memory, cum = rule.update(memory, np.full(len(ks), stage), ratio)
+        stop = ~decided & np.array([a < b for a, b in zip(u, cum, strict=True)], dtype=bool)
+        code[stop] = rule.outcomes[stage]
+        if rule.outcomes[stage] > 0:
+            dest_state[stop] = rung[stop]
+            taken[stop] = ratio[stop]
+        decided |= stop
+    dest = extended_index(dest_state, np.where(code == FLIP, -d, d), n)
+    return ks, dest, code, taken, u
+
+
+def measured_persistent_uniform_property(ladder_class=MeasuredLadder, max_examples: int = 60, **kw):
+    """``PersistentUniformRule``: for one level ``s`` per interval between masses, ``T_s`` is
+    a bijection of the slice ``{p·m > s}`` and the carried uniform becomes ``s / (p·m)(ζ')``
+    (rescaled by the Jacobian-weighted ratio), then rotated by ``δ`` (docs/design.md §5.2, §13).
+    """
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=MEASURED, k=st.integers(1, 3))
+    def prop(ladder, k):
+        ladder = rebuilt(ladder, ladder_class)
+        rule = PersistentUniformRule(k, delta=Fraction(1, 7))
+        mass = ladder.masses
+        n = ladder.n
+        for s in [Fraction(0), *sorted(set(mass))[:-1]]:
+            ks, dest, code, ratio, u = measured_slice_move(rule, ladder, s)
+            assert all(mass[j % n] > s for j in dest), f"T_s leaves the slice s = {s}"
+            assert len(set(dest.tolist())) == len(ks), f"T_s is not one to one at s = {s}"
+            got = rule.next_carry(u, u, code, ratio)  # v = +u
+            want = [wrap(s / mass[j % n] + rule.delta) for j in dest]
+            assert list(got) == want, f"carried uniform at s = {s}: {list(got)} vs {want}"
 
     return prop

@@ -7,13 +7,15 @@ the run checks can be shown to catch it
 (``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
 The choice of the leapfrog fast path is mutated in its source instead
 (:data:`SELECTION_MUTANTS`, :func:`selection_mutant`): the driver-equivalence
-property (``tests/unit/driver_equivalence.py``) must catch each.
+property (``tests/unit/driver_equivalence.py``) must catch each. So is the ragged
+driver's sum of log Jacobians (:data:`RAGGED_JACOBIAN_MUTANTS`, :func:`source_mutant`).
 """
 
 from __future__ import annotations
 
 import inspect
 import types
+from fractions import Fraction
 
 import attrs
 import numpy as np
@@ -21,10 +23,11 @@ from exact_properties import FallThroughMetropolisRule  # tests/exact, on the pa
 
 from ladder_mcmc.diagnostics.ess import _rhat_rows, _split_rows, _z_scale
 from ladder_mcmc.diagnostics.gradient import _gradient_error
-from ladder_mcmc.drivers import _leapfrog
+from ladder_mcmc.drivers import _leapfrog, ragged
 from ladder_mcmc.hamiltonian import Leapfrog, MomentumRefresh, PhaseState
-from ladder_mcmc.ladder import STAY, Ladder, LookAheadRule, batch
+from ladder_mcmc.ladder import STAY, Ladder, LogScaleWalk, LookAheadRule, batch
 from ladder_mcmc.models import energy_and_grad
+from ladder_mcmc.verify import MeasuredLadder
 
 
 @attrs.frozen
@@ -184,16 +187,102 @@ SELECTION_MUTANTS = {
 }
 
 
-def selection_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
-    """The fast path's source (``ladder_mcmc.drivers._leapfrog``) with each ``(old, new)``
-    of ``changes`` applied, run as a new module."""
-    source = inspect.getsource(_leapfrog)
+def source_mutant(module: types.ModuleType, changes: list[tuple[str, str]]) -> types.ModuleType:
+    """``module``'s source with each ``(old, new)`` of ``changes`` applied, run as a new
+    module."""
+    source = inspect.getsource(module)
     for old, new in changes:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
-    module = types.ModuleType("_leapfrog_mutant")
-    exec(compile(source, module.__name__, "exec"), module.__dict__)
-    return module
+    mutant = types.ModuleType(module.__name__.rsplit(".", 1)[-1] + "_mutant")
+    exec(compile(source, mutant.__name__, "exec"), mutant.__dict__)
+    return mutant
+
+
+def selection_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
+    """The fast path's source (``ladder_mcmc.drivers._leapfrog``) with each ``(old, new)``
+    of ``changes`` applied, run as a new module."""
+    return source_mutant(_leapfrog, changes)
+
+
+# ---- maps that change volume (docs/design.md §13)
+class DroppedJacobianLadder(MeasuredLadder):
+    """Exact matrices without the Jacobian: every step's ratio is 1 (density ratios only)."""
+
+    def move_jacobian(self, state, moved, direction):
+        return np.full(np.shape(state), Fraction(1), dtype=object)
+
+
+class BackwardSignLadder(MeasuredLadder):
+    """Exact matrices with the wrong sign for backward steps: a step to ``s' = L⁻¹ s``
+    multiplied by ``m(L s')/m(s')`` instead of divided by it."""
+
+    def move_jacobian(self, state, moved, direction):
+        d = np.broadcast_to(np.asarray(direction), np.shape(state))
+        return np.where(d > 0, self.jacobian(state), self.jacobian(moved))
+
+
+def _backward_sign(map_, state, moved, direction):
+    """``move_log_det_jacobian`` with ``+log_det_jacobian(moved)`` for ``d = −1``."""
+    d = np.asarray(direction)
+    return np.where(d > 0, map_.log_det_jacobian(state), map_.log_det_jacobian(moved))
+
+
+class BackwardSignSampledLadder(MeasuredLadder):
+    """Sampling with the wrong sign for backward steps (the exact matrices are right)."""
+
+    def move_log_det_jacobian(self, state, moved, direction):
+        return _backward_sign(self, state, moved, direction)
+
+
+class DroppedJacobianSampledLadder(MeasuredLadder):
+    """Sampling without the Jacobian: the drivers take the map for volume preserving."""
+
+    @property
+    def volume_preserving(self) -> bool:
+        return True
+
+
+@attrs.frozen(eq=False)
+class DroppedJacobianWalk(LogScaleWalk):
+    """The log-scale walk with its Jacobian dropped: density ratios only."""
+
+    @property
+    def volume_preserving(self) -> bool:
+        return True
+
+
+@attrs.frozen(eq=False)
+class BackwardSignWalk(LogScaleWalk):
+    """The log-scale walk with the wrong sign of the Jacobian for backward steps."""
+
+    def move_log_det_jacobian(self, state, moved, direction):
+        return _backward_sign(self, state, moved, direction)
+
+
+# ---- the ragged driver's sum of log Jacobians: (old source, new source) pairs
+RAGGED_JACOBIAN_MUTANTS = {
+    # restarted at the first stage only, not where a stage starts again from the origin
+    # (the backward rungs of the reduced-flip rules)
+    "not restarted at a jump": [
+        (
+            "logjac = np.where(origin_tab[stage], step_jac, logjac + step_jac)",
+            "logjac = np.where(stage == 0, step_jac, logjac + step_jac)",
+        )
+    ],
+    # the Jacobian of the latest map application only, not summed along the ladder
+    "not summed": [
+        (
+            "logjac = np.where(origin_tab[stage], step_jac, logjac + step_jac)",
+            "logjac = step_jac",
+        )
+    ],
+}
+
+
+def ragged_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
+    """The ragged driver's source (``ladder_mcmc.drivers.ragged``) with ``changes`` applied."""
+    return source_mutant(ragged, changes)
 
 
 def unfolded_rank_rhat(draws):

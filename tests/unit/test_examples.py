@@ -16,7 +16,7 @@ NEEDS = {"eight_schools_pymc": "pymc", "logistic_regression": "jax"}
 
 
 def test_there_are_examples():
-    assert len(EXAMPLES) >= 4
+    assert len(EXAMPLES) >= 5
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
