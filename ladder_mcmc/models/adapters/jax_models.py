@@ -17,6 +17,8 @@ from ladder_mcmc.models.adapters.compiled import CompiledTarget, import_optional
 from ladder_mcmc.models.parameters import as_parameter_space
 from ladder_mcmc.validation import positive_int
 
+_SHARE_FROM_ROWS = 32  # batches from which the outputs are shared, not copied (below)
+
 
 def from_jax(
     log_density: Callable | None = None,
@@ -84,6 +86,10 @@ def from_jax(
         batched = jax.jit(jax.vmap(jax.value_and_grad(potential)))
 
     config = jax.config
+    # JAX arrays to numpy: np.asarray copies through a path whose cost grows with the
+    # batch, np.from_dlpack shares the CPU buffer at a constant cost; measured, the
+    # second is cheaper from 32 rows on (read-only views either way)
+    shared = np.from_dlpack if jax.default_backend() == "cpu" else np.asarray
 
     def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if config.jax_enable_x64:  # set globally: no context to enter
@@ -91,6 +97,8 @@ def from_jax(
         else:
             with jax.enable_x64(True):
                 e, g = batched(x)
+        if x.shape[0] >= _SHARE_FROM_ROWS:
+            return shared(e), shared(g)
         return np.asarray(e), np.asarray(g)
 
     return CompiledTarget(dim, evaluate, space, "jax")

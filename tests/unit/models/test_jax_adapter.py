@@ -97,3 +97,17 @@ def test_sampling_a_jax_target_follows_the_numpy_one():
     by_numpy = sample(lahmc(GAUSS, 0.5, 3, 0.5), init, 30, **kw)
     np.testing.assert_allclose(by_jax.positions, by_numpy.positions, rtol=1e-9, atol=1e-12)
     assert by_jax.parameters.labels == ("a", "b", "c")
+
+
+def test_large_batches_share_their_outputs_and_sample_alike():
+    # from 32 rows the outputs are numpy views of JAX's buffers (read-only): the drivers
+    # must work on them as on copies
+    t = from_jax(gauss_log_density, 3)
+    init = GAUSS.sample(40, np.random.default_rng(5))
+    e, g = t.energy_and_grad(init)
+    assert not g.flags.writeable
+    np.testing.assert_allclose(g, GAUSS.grad(init), rtol=1e-14)
+    kw = {"seed": 6, "warmup": 0, "checks": False}
+    by_jax = sample(lahmc(t, 0.5, 3, 0.5), init, 20, **kw)
+    by_numpy = sample(lahmc(GAUSS, 0.5, 3, 0.5), init, 20, **kw)
+    np.testing.assert_allclose(by_jax.positions, by_numpy.positions, rtol=1e-9, atol=1e-12)
