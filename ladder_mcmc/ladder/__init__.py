@@ -9,10 +9,25 @@ its direction ``d`` or leaves it where it is, keeping the extended target
 off its ladder. :class:`Ladder` is the kernel made of the three. Nothing here is
 Hamiltonian: any map on any state works (:class:`CycleShift`, the finite ladders of
 :mod:`ladder_mcmc.verify`, :class:`LogScaleWalk`, which changes volume and declares its
-Jacobian), and :mod:`ladder_mcmc.hamiltonian` is one instance.
+Jacobian), and :mod:`ladder_mcmc.hamiltonian` is one instance. A map may carry a
+parameter drawn from a law that depends on the state (:class:`AuxiliaryMap`,
+:class:`AuxiliaryRefresh`: docs/design.md §14).
 """
 
 from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.auxiliary import (
+    AuxiliaryLaw,
+    AuxiliaryMap,
+    AuxiliaryState,
+    MapFamily,
+    check_law,
+)
+from ladder_mcmc.ladder.auxiliary_refresh import (
+    AuxiliaryRefresh,
+    InnerRefresh,
+    check_auxiliary_refresh,
+    refresh_parts,
+)
 from ladder_mcmc.ladder.cycle import CycleShift
 from ladder_mcmc.ladder.kernel import (
     Ladder,
@@ -40,9 +55,14 @@ from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule, base_for, 
 __all__ = [
     "FLIP",
     "STAY",
+    "AuxiliaryLaw",
+    "AuxiliaryMap",
+    "AuxiliaryRefresh",
+    "AuxiliaryState",
     "ComposedRefresh",
     "CycleShift",
     "DirectionRefresh",
+    "InnerRefresh",
     "Ladder",
     "LadderState",
     "LogScaleRefresh",
@@ -50,6 +70,7 @@ __all__ = [
     "LogScaleWalk",
     "LookAhead",
     "LookAheadRule",
+    "MapFamily",
     "PersistentUniformRule",
     "ReducedFlipLookAheadRule",
     "ReducedFlipRule",
@@ -59,6 +80,8 @@ __all__ = [
     "StepInfo",
     "base_for",
     "batch",
+    "check_auxiliary_refresh",
+    "check_law",
     "check_refresh_kinetic",
     "check_rule",
     "density_ratio",
@@ -66,5 +89,6 @@ __all__ = [
     "log_density_of",
     "log_det_jacobian_of",
     "quiet_log_density_of",
+    "refresh_parts",
     "same_kinetic_energy",
 ]

@@ -24,6 +24,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.auxiliary_refresh import check_auxiliary_refresh
 from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
 from ladder_mcmc.ladder.refresh import Refresh, check_refresh_kinetic
 from ladder_mcmc.ladder.rules import FLIP, LookAheadRule, Rule, base_for, check_rule
@@ -163,7 +164,11 @@ class Ladder:
         plain function instead of a ``Refresh`` instance), the rule's plan breaks
         the contract of :class:`~ladder_mcmc.ladder.rules.Rule` (:func:`check_rule`), or
         the refresh draws momenta for another kinetic energy than the map
-        integrates (the message names both).
+        integrates (the message names both), or, for a map that carries a parameter
+        ``α ~ p(α | ζ)`` (:class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryMap`), the
+        refresh does not redraw ``α`` from the map's law as its last part that changes
+        the state (:func:`~ladder_mcmc.ladder.auxiliary_refresh.check_auxiliary_refresh`,
+        docs/design.md §14).
 
     Examples
     --------
@@ -208,6 +213,7 @@ class Ladder:
             )
         check_rule(self.rule)
         check_refresh_kinetic(self.map, self.refresh)
+        check_auxiliary_refresh(self.map, self.refresh)
 
     @property
     def max_rung(self) -> int:

@@ -86,6 +86,15 @@ class ReversibleMap(abc.ABC):
         """
         return None
 
+    @property
+    def auxiliary_law(self) -> Any:
+        """The law ``p(α | ζ)`` of a parameter carried in the state, if the density includes
+        one (:class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryMap`); ``None`` here.
+
+        ``Ladder`` then requires a refresh that redraws ``α`` last (docs/design.md §14).
+        """
+        return None
+
     @abc.abstractmethod
     def forward(self, state: State) -> State:
         """``L ζ`` for every chain."""

@@ -12,7 +12,9 @@ type): ``kinetic_energies``, the kinetic energies it draws momenta for (which
 ``gaussian_partial_refresh``, ``(β, metric)`` for exactly
 :class:`MomentumRefresh`; ``length_law``, ``(M, w)`` for exactly ``LengthJitter``
 (:mod:`ladder_mcmc.hamiltonian.jittered_length`); ``composed_parts``, the parts
-a :class:`ComposedRefresh` applies in order. The base class declares nothing.
+a :class:`ComposedRefresh` applies in order; ``auxiliary_law``, the law a refresh
+redraws a map parameter from (:mod:`ladder_mcmc.ladder.auxiliary_refresh`). The base
+class declares nothing.
 """
 
 from __future__ import annotations
@@ -75,6 +77,17 @@ class Refresh(abc.ABC):
         """``(M, w)`` if this refresh is exactly ``LengthJitter``: each chain's
         ``n_leapfrog`` redrawn as ``M − w + ⌊u (2w + 1)⌋`` from one uniform per chain,
         nothing else changed; ``None`` here."""
+        return None
+
+    @property
+    def auxiliary_law(self) -> Any:
+        """The law ``p(α | ζ)`` this refresh redraws a map parameter ``α`` from, or ``None``.
+
+        :class:`~ladder_mcmc.ladder.auxiliary_refresh.AuxiliaryRefresh` declares its law;
+        ``Ladder`` then requires that no part after it changes the state, and that the law
+        is the map's (docs/design.md §14). Inherited by subclasses (it states what the
+        refresh does, not a fast path). ``None`` here.
+        """
         return None
 
     @property

@@ -10,9 +10,12 @@ Three kinds of check (docs/design.md §7; ``docs/verification.md`` has the recip
   :func:`assert_fixed_point`, :func:`assert_generalized_detailed_balance` (and
   :func:`assert_exact`, all three at once), fed by the Hypothesis strategy
   :func:`finite_ladders`; :class:`MeasuredLadder` (a base measure on the states,
-  :func:`measured_ladders`) is the finite model of a map that changes volume;
+  :func:`measured_ladders`) is the finite model of a map that changes volume, and
+  :class:`AuxiliaryLadder` (:func:`auxiliary_ladders`) of a map whose parameter ``α``
+  is drawn from a law ``p(α | ζ)`` carried in the state (docs/design.md §14);
 * **map contracts**, numerically — :func:`check_map` / :func:`assert_map`:
-  inverse, flip, volume preservation or a declared Jacobian, determinism, fed by
+  inverse, flip, volume preservation or a declared Jacobian, determinism, the
+  flip-invariance of a map parameter's law (docs/design.md §14), fed by
   :func:`phase_states` for leapfrog-like maps;
 * **statistical**, for continuous kernels — :func:`assert_one_step_invariance`:
   start many chains at exact draws of the extended target, take one step, and
@@ -25,6 +28,12 @@ inside Hypothesis properties alike. ``hypothesis`` is needed only for the
 strategies (imported when one is built); ``scipy`` only for the statistical checks.
 """
 
+from ladder_mcmc.verify.auxiliary_finite import (
+    AuxiliaryLadder,
+    InnerResample,
+    PermutationFamily,
+    TableLaw,
+)
 from ladder_mcmc.verify.exact import (
     assert_exact,
     assert_fixed_point,
@@ -45,7 +54,12 @@ from ladder_mcmc.verify.invariance import (
 )
 from ladder_mcmc.verify.map_contract import MapReport, assert_map, check_map
 from ladder_mcmc.verify.measured import MeasuredLadder
-from ladder_mcmc.verify.strategies import finite_ladders, measured_ladders, phase_states
+from ladder_mcmc.verify.strategies import (
+    auxiliary_ladders,
+    finite_ladders,
+    measured_ladders,
+    phase_states,
+)
 from ladder_mcmc.verify.transitions import (
     IntegerKernel,
     exact_kernel,
@@ -58,12 +72,16 @@ from ladder_mcmc.verify.transitions import (
 )
 
 __all__ = [
+    "AuxiliaryLadder",
     "FiniteLadder",
+    "InnerResample",
     "IntegerKernel",
     "InvarianceReport",
     "InvolutionLadder",
     "MapReport",
     "MeasuredLadder",
+    "PermutationFamily",
+    "TableLaw",
     "assert_exact",
     "assert_fixed_point",
     "assert_generalized_detailed_balance",
@@ -71,6 +89,7 @@ __all__ = [
     "assert_one_step_invariance",
     "assert_stochastic",
     "assert_transition_frequencies",
+    "auxiliary_ladders",
     "check_map",
     "default_features",
     "exact_kernel",

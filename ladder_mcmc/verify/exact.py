@@ -68,9 +68,8 @@ def _check_stochastic(kernel: IntegerKernel, n: int, what: str) -> None:
             )
 
 
-def _check_fixed_point(kernel: IntegerKernel, weights: list[int], what: str) -> None:
-    n = len(weights)
-    w = weights + weights
+def _check_fixed_point(kernel: IntegerKernel, w: list[int], what: str) -> None:
+    n = len(w) // 2
     den = kernel.denominator
     inflow = [0] * (2 * n)
     for k, row in enumerate(kernel.rows):
@@ -79,7 +78,7 @@ def _check_fixed_point(kernel: IntegerKernel, weights: list[int], what: str) -> 
             inflow[j] += wk * p
     for j in range(2 * n):
         if inflow[j] != w[j] * den:
-            total = 2 * sum(weights)
+            total = sum(w)
             got, want = Fraction(inflow[j], den * total), Fraction(w[j], total)
             raise AssertionError(
                 f"{what}: πT ≠ π at state {_name(j, n)}: (πT) = {got}, π = {want}, "
@@ -87,9 +86,8 @@ def _check_fixed_point(kernel: IntegerKernel, weights: list[int], what: str) -> 
             )
 
 
-def _check_gdb(kernel: IntegerKernel, weights: list[int], what: str) -> None:
-    n = len(weights)
-    w = weights + weights
+def _check_gdb(kernel: IntegerKernel, w: list[int], what: str) -> None:
+    n = len(w) // 2
     rows = kernel.rows
     for k, row in enumerate(rows):
         fx = _flip_index(k, n)
@@ -98,7 +96,7 @@ def _check_gdb(kernel: IntegerKernel, weights: list[int], what: str) -> None:
             lhs = w[k] * p
             rhs = w[fy] * rows[fy].get(fx, 0)
             if lhs != rhs:
-                scale = 2 * sum(weights) * kernel.denominator
+                scale = sum(w) * kernel.denominator
                 raise AssertionError(
                     f"{what}: generalized detailed balance fails for x = {_name(k, n)}, "
                     f"y = {_name(j, n)}: p(x) T(x, y) = {Fraction(lhs, scale)} but "
@@ -140,7 +138,9 @@ def assert_stochastic(
     move = ladder_kernel(rule, ladder)
     _check_stochastic(move, ladder.n, "ladder move")
     if include_refresh and refresh is not None:
-        _check_stochastic(move.then(refresh_kernel(refresh, ladder.n)), ladder.n, "full step")
+        _check_stochastic(
+            move.then(refresh_kernel(refresh, ladder.n, ladder)), ladder.n, "full step"
+        )
 
 
 def assert_fixed_point(
@@ -167,11 +167,11 @@ def assert_fixed_point(
     >>> assert_fixed_point(LookAhead(FiniteLadder([1, 2, 0], [1, 2, 3]), max_rungs=3))
     """
     rule, refresh, ladder = _kernel_parts(kernel, ladder)
-    weights = _integer_weights(ladder.masses)
+    weights = _integer_weights(ladder.extended_masses)
     move = ladder_kernel(rule, ladder)
     _check_fixed_point(move, weights, "ladder move")
     if include_refresh and refresh is not None:
-        full = move.then(refresh_kernel(refresh, ladder.n))
+        full = move.then(refresh_kernel(refresh, ladder.n, ladder))
         _check_fixed_point(full, weights, "full step")
 
 
@@ -204,7 +204,7 @@ def assert_generalized_detailed_balance(
     >>> assert_generalized_detailed_balance(LookAheadRule(4), FiniteLadder([1, 2, 0], [1, 2, 3]))
     """
     rule, _, ladder = _kernel_parts(kernel, ladder)
-    _check_gdb(ladder_kernel(rule, ladder), _integer_weights(ladder.masses), "ladder move")
+    _check_gdb(ladder_kernel(rule, ladder), _integer_weights(ladder.extended_masses), "ladder move")
 
 
 def assert_exact(
@@ -225,13 +225,13 @@ def assert_exact(
     >>> assert_exact(LookAhead(ladder, max_rungs=2, refresh=DirectionRefresh(Fraction(1, 3))))
     """
     rule, refresh, ladder = _kernel_parts(kernel, ladder)
-    weights = _integer_weights(ladder.masses)
+    weights = _integer_weights(ladder.extended_masses)
     move = ladder_kernel(rule, ladder)
     _check_stochastic(move, ladder.n, "ladder move")
     _check_gdb(move, weights, "ladder move")
     _check_fixed_point(move, weights, "ladder move")
     if include_refresh and refresh is not None:
-        full = move.then(refresh_kernel(refresh, ladder.n))
+        full = move.then(refresh_kernel(refresh, ladder.n, ladder))
         _check_stochastic(full, ladder.n, "full step")
         _check_fixed_point(full, weights, "full step")
 
@@ -244,6 +244,7 @@ def assert_transition_frequencies(
     schedule: Literal["ragged", "synchronous"] = "ragged",
     seed: int = 0,
     false_alarm: float = 1e-6,
+    ladder: FiniteLadder | None = None,
 ) -> np.ndarray:
     """Statistical: sampled transitions on a finite ladder agree with the exact matrix.
 
@@ -273,6 +274,12 @@ def assert_transition_frequencies(
         Seeds the run.
     false_alarm : float
         Total probability that a correct sampler fails.
+    ladder : FiniteLadder, optional
+        The finite model of ``kernel.map`` when the map is not itself a finite ladder
+        (an :class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryMap` and its
+        :class:`~ladder_mcmc.verify.auxiliary_finite.AuxiliaryLadder`): chains start at
+        ``ladder.encode(i)`` and are read back with ``ladder.decode``, and the exact
+        matrix is the kernel's on ``ladder``. Default ``kernel.map``.
 
     Returns
     -------
@@ -289,9 +296,11 @@ def assert_transition_frequencies(
     from ladder_mcmc.verify.finite import extended_index
     from ladder_mcmc.verify.transitions import exact_transition_matrix
 
-    ladder = kernel.map
+    ladder = kernel.map if ladder is None else ladder
     if not isinstance(ladder, FiniteLadder):
-        raise TypeError(f"kernel.map must be a FiniteLadder, got {type(ladder).__name__}")
+        raise TypeError(
+            f"kernel.map must be a FiniteLadder (or pass ladder=...), got {type(ladder).__name__}"
+        )
     n = ladder.n
     if reference is None or isinstance(reference, Ladder):
         exact = exact_transition_matrix(kernel if reference is None else reference, ladder)
@@ -302,9 +311,9 @@ def assert_transition_frequencies(
         power = power.dot(exact)
     start = np.repeat(np.arange(2 * n), n_per_state)
     rng = np.random.default_rng([seed, 7])
-    ks = kernel.init(start % n, rng, direction=np.where(start < n, 1, -1))
+    ks = kernel.init(ladder.encode(start % n), rng, direction=np.where(start < n, 1, -1))
     trace = sample(kernel, ks, n_steps, seed=seed, schedule=schedule)
-    end = extended_index(trace.final.state, trace.final.direction, n)
+    end = extended_index(ladder.decode(trace.final.state), trace.final.direction, n)
     counts = np.zeros((2 * n, 2 * n), dtype=np.int64)
     np.add.at(counts, (start, end), 1)
     for x, y in np.argwhere((power == 0) & (counts > 0)):

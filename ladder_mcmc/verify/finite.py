@@ -197,6 +197,32 @@ class FiniteLadder(ReversibleMap):
         :class:`~ladder_mcmc.verify.measured.MeasuredLadder` has another)."""
         return self.weights
 
+    @property
+    def extended_masses(self) -> tuple[Fraction, ...]:
+        """The stationary mass of every extended state, indexed by :func:`extended_index`:
+        :attr:`masses` twice (``d`` uniform and independent of ``i``). A ladder whose
+        target reads ``d`` (a mutant, in tests) says otherwise."""
+        return self.masses + self.masses
+
+    def rung_weights(self, states: np.ndarray, direction: np.ndarray) -> np.ndarray:
+        """The exact weights the rules read for ``states`` seen by chains of direction
+        ``direction``: object array of Fractions. :attr:`weights` here, whatever ``d``.
+
+        :func:`~ladder_mcmc.verify.transitions.exact_rungs` divides a rung's by the
+        starting state's (both seen with the chain's own ``d``).
+        """
+        return np.array(self.weights, dtype=object)[np.asarray(states)]
+
+    def exact_refresh(self, refresh: Any) -> Any:
+        """The exact matrix of a refresh kind this ladder knows, or ``None`` (here).
+
+        :func:`~ladder_mcmc.verify.transitions.refresh_kernel` asks the ladder first,
+        then handles the generic kinds itself (an
+        :class:`~ladder_mcmc.verify.auxiliary_finite.AuxiliaryLadder` knows the redraw of
+        its ``α`` and the refreshes of its inner states).
+        """
+        return None
+
     def forward(self, state: np.ndarray) -> np.ndarray:
         """``L i`` for every chain."""
         return self._perm[np.asarray(state)]
@@ -217,6 +243,20 @@ class FiniteLadder(ReversibleMap):
         if arr.min() < 0 or arr.max() >= self.n:
             raise ValueError(f"init states must lie in 0..{self.n - 1}, got {init!r}")
         return arr.astype(np.int64)
+
+    def encode(self, index: np.ndarray) -> Any:
+        """The sampled map's states for base indices ``0 .. n-1``: the indices here.
+
+        A ladder that models a map on other states (a product ladder's
+        :class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryState`) says which;
+        :func:`~ladder_mcmc.verify.exact.assert_transition_frequencies` starts chains
+        there and reads them back with :meth:`decode`.
+        """
+        return np.asarray(index, dtype=np.int64)
+
+    def decode(self, state: Any) -> np.ndarray:
+        """The base index of each chain's state: the inverse of :meth:`encode`."""
+        return np.asarray(state, dtype=np.int64)
 
     def extended_index(self, i: Any, d: Any) -> Any:
         """Index of the extended state ``(i, d)``: see :func:`extended_index`."""
@@ -295,16 +335,16 @@ def stationary_distribution(ladder: FiniteLadder) -> np.ndarray:
     """Exact ``p(i, d) = w_i / (2 Σ w)``, object array (2n,) of Fractions.
 
     For a :class:`~ladder_mcmc.verify.measured.MeasuredLadder`, the masses ``w_i m_i``
-    in place of ``w_i``.
+    in place of ``w_i``; in general ``ladder.extended_masses``, normalised.
 
     Examples
     --------
     >>> stationary_distribution(FiniteLadder([1, 0], [1, 3])).tolist()
     [Fraction(1, 8), Fraction(3, 8), Fraction(1, 8), Fraction(3, 8)]
     """
-    total = 2 * sum(ladder.masses)
-    p = [w / total for w in ladder.masses]
-    return np.array(p + p, dtype=object)
+    masses = ladder.extended_masses
+    total = sum(masses)
+    return np.array([w / total for w in masses], dtype=object)
 
 
 __all__ = [

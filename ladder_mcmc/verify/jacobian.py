@@ -17,11 +17,46 @@ import numpy as np
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
 
-__all__ = ["declared_jacobian_violations", "fd_log_det_jacobian"]
+__all__ = ["coordinates", "declared_jacobian_violations", "fd_log_det_jacobian"]
 
 
 def _xv_state(state: Any) -> bool:
     return attrs.has(type(state)) and {"x", "v"} <= {f.name for f in attrs.fields(type(state))}
+
+
+def _pair_state(state: Any) -> bool:
+    """A state ``(ζ, α)`` of a map with a parameter (``AuxiliaryState``: ``inner``, ``alpha``)."""
+    return attrs.has(type(state)) and {"inner", "alpha"} <= {
+        f.name for f in attrs.fields(type(state))
+    }
+
+
+def coordinates(state: Any) -> tuple[list[np.ndarray], Callable[[list], Any]] | None:
+    """The float arrays a Jacobian is taken over, and how to put new values back.
+
+    ``x`` and ``v`` of an attrs state with those fields (its other fields are functions of
+    ``x``, recomputed by the caller's ``rebuild``); a float array itself; for a pair
+    ``(ζ, α)`` (fields ``inner`` and ``alpha``), the coordinates of ``ζ`` and ``α`` if it
+    is a float (an integer ``α`` is kept). ``None`` for other states.
+    """
+    if _xv_state(state):
+        arrays = [np.asarray(state.x, dtype=float), np.asarray(state.v, dtype=float)]
+        return arrays, lambda a: attrs.evolve(state, x=a[0], v=a[1])
+    if isinstance(state, np.ndarray) and np.issubdtype(state.dtype, np.floating):
+        return [state], lambda a: a[0]
+    if _pair_state(state):
+        inner = coordinates(state.inner)
+        if inner is None:
+            return None
+        arrays, put_inner = inner
+        alpha = np.asarray(state.alpha)
+        if np.issubdtype(alpha.dtype, np.floating):
+            k = len(arrays)
+            return [*arrays, alpha], lambda a: attrs.evolve(
+                state, inner=put_inner(a[:k]), alpha=a[k]
+            )
+        return arrays, lambda a: attrs.evolve(state, inner=put_inner(a))
+    return None
 
 
 def fd_log_det_jacobian(
@@ -29,43 +64,32 @@ def fd_log_det_jacobian(
 ) -> np.ndarray | None:
     """``log |det ∂fn(ζ)/∂ζ|`` per chain by central differences of step ``step``.
 
-    Over every entry of a float array state, or over ``x`` and ``v`` of an attrs state
-    with those fields (other fields recomputed by ``rebuild``). ``None`` for other
-    states (integers, other structures).
+    Over the :func:`coordinates` of the state (every entry of a float array; ``x`` and
+    ``v`` of an attrs state with those fields, other fields recomputed by ``rebuild``;
+    ``ζ`` and a float ``α`` of a pair). ``None`` for other states (integers, other
+    structures).
     """
-    if _xv_state(state):
-        x, v = np.asarray(state.x, dtype=float), np.asarray(state.v, dtype=float)
-        n = x.shape[0]
-        dx = x[0].size
-
-        def make(z):
-            return rebuild(
-                attrs.evolve(state, x=z[:, :dx].reshape(x.shape), v=z[:, dx:].reshape(v.shape))
-            )
-
-        def coords(s):
-            return np.concatenate(
-                [
-                    np.asarray(s.x, dtype=float).reshape(n, -1),
-                    np.asarray(s.v, dtype=float).reshape(n, -1),
-                ],
-                axis=1,
-            )
-
-        z = np.concatenate([x.reshape(n, -1), v.reshape(n, -1)], axis=1)
-    elif isinstance(state, np.ndarray) and np.issubdtype(state.dtype, np.floating):
-        n = state.shape[0]
-        shape = state.shape
-
-        def make(z):
-            return z.reshape(shape)
-
-        def coords(s):
-            return np.asarray(s, dtype=float).reshape(n, -1)
-
-        z = state.reshape(n, -1).astype(float)
-    else:
+    found = coordinates(state)
+    if found is None:
         return None
+    arrays, put = found
+    n = arrays[0].shape[0]
+    shapes = [a.shape for a in arrays]
+    bounds = np.cumsum([0] + [a[0].size for a in arrays])
+
+    def make(z):
+        pieces = [
+            z[:, lo:hi].reshape(sh)
+            for lo, hi, sh in zip(bounds[:-1], bounds[1:], shapes, strict=True)
+        ]
+        # an array state has nothing to recompute
+        return put(pieces) if isinstance(state, np.ndarray) else rebuild(put(pieces))
+
+    def coords(s):
+        out = coordinates(s)
+        return np.concatenate([np.asarray(a, dtype=float).reshape(n, -1) for a in out[0]], axis=1)
+
+    z = np.concatenate([a.reshape(n, -1).astype(float) for a in arrays], axis=1)
     dim = z.shape[1]
     jac = np.empty((n, dim, dim))
     for k in range(dim):

@@ -20,7 +20,8 @@ import numpy as np
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
 from ladder_mcmc.verify.jacobian import (
-    _xv_state,
+    _pair_state,
+    coordinates,
     declared_jacobian_violations,
     fd_log_det_jacobian,
 )
@@ -56,6 +57,9 @@ class MapReport:
     declared_log_det_jacobian : array (chains,) or None
         What the map declares (``map.log_det_jacobian``); ``None`` for a
         volume-preserving map.
+    law_flip_error : float or None
+        ``|log p(α | F ζ) − log p(α | ζ)| / max(1, |log p(α | ζ)|)``, the largest over
+        chains, for a map with a flip that carries a law (docs/design.md §14); else ``None``.
     flip_log_det_jacobian : array (chains,) or None
         ``log |det ∂Fζ/∂ζ|`` by finite differences (float states with a flip).
     jacobian_error : float or None
@@ -87,6 +91,7 @@ class MapReport:
     declared_log_det_jacobian: np.ndarray | None = None
     flip_log_det_jacobian: np.ndarray | None = None
     jacobian_error: float | None = None
+    law_flip_error: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -127,6 +132,23 @@ def _identical(a: Any, b: Any) -> bool:
     )
 
 
+def _law_flip_violation(map_: Any, states: Any, tol: float, violations: list[str]) -> float:
+    """``p(α | F ζ) = p(α | ζ)`` for a map carrying a law (docs/design.md §14): the error."""
+    lq = np.asarray(map_.auxiliary_log_prob(states), dtype=float)
+    lqf = np.asarray(map_.auxiliary_log_prob(map_.flip(states)), dtype=float)
+    with np.errstate(all="ignore"):
+        err = np.abs(lqf - lq) / np.maximum(1.0, np.abs(lq))
+    err = np.where(np.isnan(err), np.where(lqf == lq, 0.0, np.inf), err)
+    chain = int(np.argmax(err))
+    if not err[chain] <= tol:
+        violations.append(
+            f"law: p(α | F ζ) ≠ p(α | ζ) at chain {chain}: log p(α | F ζ) = {lqf[chain]:.6g}, "
+            f"log p(α | ζ) = {lq[chain]:.6g}; the law of the map's parameter must be invariant "
+            "under its flip (docs/design.md §14)"
+        )
+    return float(err[chain])
+
+
 def check_map(
     map: ReversibleMap,  # noqa: A002 - the paper's word
     states: Any,
@@ -147,7 +169,10 @@ def check_map(
        and ``move(move(ζ, d), −d) = ζ`` for random directions (maps may override
        ``move``, as leapfrog does);
     3. flip (only if the map defines one): ``F F ζ = ζ``, ``p(F ζ) = p(ζ)``,
-       ``F L F ζ = L⁻¹ ζ``;
+       ``F L F ζ = L⁻¹ ζ``; for a map that carries a parameter ``α ~ p(α | ζ)``
+       (``auxiliary_law``, :class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryMap`), also
+       ``p(α | F ζ) = p(α | ζ)`` on the given states (docs/design.md §14), a violation
+       naming both log probabilities;
     4. volume: ``log |det ∂Lζ/∂ζ|`` is 0, or the map's declared
        ``log_det_jacobian`` (docs/design.md §13), by the kind of state:
 
@@ -160,6 +185,8 @@ def check_map(
          gradient) are functions of ``x``, recomputed by ``rebuild``
          (default: ``map.prepare(state, rng)``, which does that for
          :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`);
+       * **pairs** ``(ζ, α)`` (:class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryState`):
+         over the coordinates of ``ζ`` (by the rules above) and ``α`` if it is a float;
        * other states: not checked (``log_det_jacobian`` is ``None``).
 
        The Jacobian is by central differences with step ``h = fd_step`` (in the
@@ -262,12 +289,14 @@ def check_map(
         )
 
     # 3. flip
-    flip_err = flip_density = conjugacy = None
+    flip_err = flip_density = conjugacy = law_flip = None
     if map.has_flip:
         ff = map.flip(map.flip(states))
         flip_err, chain = worst(_leaf_error(ff, states))
         if not flip_err <= tol:
             violations.append(f"flip: F(F(ζ)) differs from ζ at chain {chain} by {flip_err:.3g}")
+        if getattr(map, "auxiliary_law", None) is not None:
+            law_flip = _law_flip_violation(map, states, tol, violations)
         lpf = np.asarray(map.log_density(map.flip(states)), dtype=float)
         with np.errstate(all="ignore"):
             dens = np.abs(lpf - lp1) / np.maximum(1.0, np.abs(lp1))
@@ -298,7 +327,9 @@ def check_map(
             violations.append(
                 "volume: forward maps two distinct states to the same state (not a bijection)"
             )
-    elif leaves and all(np.issubdtype(np.asarray(x).dtype, np.inexact) for x in leaves):
+    elif (leaves and all(np.issubdtype(np.asarray(x).dtype, np.inexact) for x in leaves)) or (
+        _pair_state(states) and coordinates(states) is not None
+    ):
         if rebuild is None:
 
             def rebuild(s):
@@ -312,10 +343,7 @@ def check_map(
             with np.errstate(invalid="ignore"):
                 fd_error = np.abs(coarse - log_det) / 3
             fd_error = np.where(np.isnan(fd_error), np.inf, fd_error)
-            if _xv_state(states):
-                coords = [np.asarray(states.x, dtype=float), np.asarray(states.v, dtype=float)]
-            else:
-                coords = [np.asarray(states, dtype=float)]
+            coords = [np.asarray(c, dtype=float) for c in coordinates(states)[0]]
             dim = sum(c[0].size for c in coords)
             size = max(1.0, *(float(np.abs(c).max()) for c in coords))
             vol_tol = (
@@ -375,6 +403,7 @@ def check_map(
         declared_log_det_jacobian=declared,
         flip_log_det_jacobian=flip_log_det,
         jacobian_error=jac_error,
+        law_flip_error=law_flip,
     )
 
 

@@ -4,6 +4,9 @@
   maps, for the exact checks (:mod:`ladder_mcmc.verify.exact`; docs/design.md §7.1);
 * :func:`measured_ladders` — random :class:`~ladder_mcmc.verify.measured.MeasuredLadder`
   maps, which change volume (docs/design.md §13);
+* :func:`auxiliary_ladders` — random
+  :class:`~ladder_mcmc.verify.auxiliary_finite.AuxiliaryLadder` maps on product sets
+  ``{ζ} × {α}``, a parameter with a state-dependent law (docs/design.md §14);
 * :func:`phase_states` — random :class:`~ladder_mcmc.hamiltonian.leapfrog.PhaseState`
   batches, for the map contracts of leapfrog-like maps
   (:mod:`ladder_mcmc.verify.map_contract`).
@@ -14,14 +17,16 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
+from ladder_mcmc.verify.auxiliary_finite import AuxiliaryLadder
 from ladder_mcmc.verify.finite import FiniteLadder
 from ladder_mcmc.verify.measured import MeasuredLadder
 
-__all__ = ["finite_ladders", "measured_ladders", "phase_states"]
+__all__ = ["auxiliary_ladders", "finite_ladders", "measured_ladders", "phase_states"]
 
 
 def finite_ladders(
@@ -123,6 +128,68 @@ def measured_ladders(
         weights = _orbit_constant(draw, f, max_weight)
         measure = _orbit_constant(draw, f, max_measure)
         return MeasuredLadder([f[g[i]] for i in range(n)], weights, measure, flip=f)
+
+    return _either(construction, by_permutation(), by_involutions())
+
+
+def auxiliary_ladders(
+    min_states: int = 1,
+    max_states: int = 6,
+    max_alphas: int = 3,
+    max_weight: int = 6,
+    max_law: int = 4,
+    construction: Literal["both", "permutation", "involutions"] = "both",
+):
+    """Hypothesis strategy for random product ladders ``{ζ} × {α}`` (docs/design.md §14).
+
+    ``n`` states ``ζ`` with integer weights ``p(ζ)`` in ``1 .. max_weight``; ``m`` values
+    of ``α`` (``1 .. max_alphas``), one permutation ``π_α`` each; a table ``p(α | ζ)``
+    whose row ``ζ`` is ``m`` integers in ``1 .. max_law``, normalised (exact Fractions).
+    ``"permutation"``: any permutations. ``"involutions"``: ``π_α = F ∘ G_α`` for
+    involutions ``F`` (common, the flip) and ``G_α``, the weights and the rows of the
+    table constant on ``F``-orbits. ``"both"``: either.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of AuxiliaryLadder
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=20)
+    ... @given(auxiliary_ladders(max_states=3, max_alphas=2))
+    ... def test(ladder):
+    ...     assert ladder.n == ladder.n_inner * ladder.n_alpha
+    >>> test()
+    """
+    from hypothesis import strategies as st
+
+    _check_sizes(min_states, max_states, max_weight, construction)
+    if max_alphas < 1 or max_law < 1:
+        raise ValueError(f"need max_alphas, max_law >= 1, got {max_alphas}, {max_law}")
+
+    def row(draw: Any, m: int) -> list[Fraction]:
+        digits = _digits(draw, m, max_law)
+        return [Fraction(x, sum(digits)) for x in digits]
+
+    @st.composite
+    def by_permutation(draw):
+        n, m = draw(st.integers(min_states, max_states)), draw(st.integers(1, max_alphas))
+        perms = [_permutation(draw, n) for _ in range(m)]
+        weights = _digits(draw, n, max_weight)
+        return AuxiliaryLadder(perms, weights, [row(draw, m) for _ in range(n)])
+
+    @st.composite
+    def by_involutions(draw):
+        n, m = draw(st.integers(min_states, max_states)), draw(st.integers(1, max_alphas))
+        f = _involution(draw, n)
+        perms = []
+        for _ in range(m):
+            g = _involution(draw, n)
+            perms.append([f[g[i]] for i in range(n)])
+        weights = _orbit_constant(draw, f, max_weight)
+        rows = {r: row(draw, m) for r in sorted({min(i, f[i]) for i in range(n)})}
+        return AuxiliaryLadder(perms, weights, [rows[min(i, f[i])] for i in range(n)], flip=f)
 
     return _either(construction, by_permutation(), by_involutions())
 

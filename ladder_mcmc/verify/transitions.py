@@ -71,18 +71,19 @@ def exact_rungs(
 
     For each stage ``s``: the state at ``positions[s]`` (relative to ``direction``),
     computed as a sampler does (:func:`~ladder_mcmc.ladder.rules.base_for`, the map's
-    ``move``), and ``r_s = p(rung) |det ∂(rung)/∂ζ| / p(ζ)`` as Fractions. For a map
-    that changes volume (a :class:`~ladder_mcmc.verify.measured.MeasuredLadder`) the
-    Jacobian is its exact ``move_jacobian``, multiplied up one map application at a
-    time and restarted where a stage starts from ``ζ`` (docs/design.md §13).
+    ``move``), and ``r_s = p(rung) |det ∂(rung)/∂ζ| / p(ζ)`` as Fractions, the densities
+    read by ``ladder.rung_weights`` (the weights; a product ladder's ``p(ζ) p(α | ζ)``,
+    docs/design.md §14). For a map that changes volume (a
+    :class:`~ladder_mcmc.verify.measured.MeasuredLadder`) the Jacobian is its exact
+    ``move_jacobian``, multiplied up one map application at a time and restarted where a
+    stage starts from ``ζ`` (docs/design.md §13).
 
     Raises
     ------
     TypeError
         For a finite ladder that changes volume without an exact ``move_jacobian``.
     """
-    w = np.array(ladder.weights, dtype=object)
-    w0 = w[origin]
+    w0 = ladder.rung_weights(origin, direction)
     measured = not ladder.volume_preserving
     if measured and not hasattr(ladder, "move_jacobian"):
         raise TypeError(
@@ -95,7 +96,7 @@ def exact_rungs(
         from_origin, sign = base_for(positions, s)
         base = origin if from_origin else current
         rung = np.asarray(ladder.move(base, sign * direction), dtype=np.int64)
-        ratio = w[rung] / w0
+        ratio = ladder.rung_weights(rung, direction) / w0
         if measured:
             step = ladder.move_jacobian(base, rung, sign * direction)
             jac = step if from_origin else jac * step
@@ -248,18 +249,26 @@ def ladder_kernel(rule: Rule, ladder: FiniteLadder) -> IntegerKernel:
     return IntegerKernel([{j: v for j, v in row.items() if v} for row in rows], denom)
 
 
-def refresh_kernel(refresh: Refresh, n: int) -> IntegerKernel:
+def refresh_kernel(refresh: Refresh, n: int, ladder: FiniteLadder | None = None) -> IntegerKernel:
     """The exact refresh on ``2n`` extended states, for finite refreshes.
+
+    ``ladder``, if given, is asked first (``ladder.exact_refresh``): a product ladder
+    knows the redraw of its ``α`` (docs/design.md §14). Then ``DirectionRefresh`` and
+    compositions (their parts in order, each asked the same way).
 
     Raises
     ------
     TypeError
         For a refresh with no finite matrix (e.g. ``MomentumRefresh``).
     """
+    if ladder is not None:
+        own = ladder.exact_refresh(refresh)
+        if own is not None:
+            return own
     if isinstance(refresh, ComposedRefresh):
         out = IntegerKernel([{k: 1} for k in range(2 * n)], 1)
         for part in refresh.parts:
-            out = out.then(refresh_kernel(part, n))
+            out = out.then(refresh_kernel(part, n, ladder))
         return out
     if isinstance(refresh, DirectionRefresh):
         half = Fraction(refresh.prob) / 2
@@ -274,7 +283,8 @@ def refresh_kernel(refresh: Refresh, n: int) -> IntegerKernel:
         return IntegerKernel(rows, den)
     raise TypeError(
         f"refresh {type(refresh).__name__} has no exact finite transition matrix; "
-        "supported: None, DirectionRefresh (prob a Fraction or binary float) and "
+        "supported: None, DirectionRefresh (prob a Fraction or binary float), the refreshes "
+        "of a product ladder (AuxiliaryRefresh, InnerRefresh(InnerResample)) and "
         "ComposedRefresh of those (or pass include_refresh=False)"
     )
 
@@ -286,7 +296,7 @@ def exact_kernel(
     rule, refresh, ladder = _kernel_parts(kernel, ladder)
     out = ladder_kernel(rule, ladder)
     if include_refresh and refresh is not None:
-        out = out.then(refresh_kernel(refresh, ladder.n))
+        out = out.then(refresh_kernel(refresh, ladder.n, ladder))
     return out
 
 

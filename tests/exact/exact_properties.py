@@ -6,7 +6,11 @@ test function; ``tests/exact/test_lookahead_exact.py`` runs them on
 properties on deliberately broken rules and asserts that they fail. The
 ``measured_*`` properties take a measured-ladder class instead (docs/design.md §13):
 ``tests/exact/test_measured_exact.py`` runs them on ``MeasuredLadder``,
-``tests/mutation/test_jacobian_mutants.py`` on ladders with a broken Jacobian.
+``tests/mutation/test_jacobian_mutants.py`` on ladders with a broken Jacobian. The
+``auxiliary_*`` properties take a product-ladder class and the refreshes to run
+(docs/design.md §14): ``tests/exact/test_auxiliary_exact.py`` runs them on
+``AuxiliaryLadder`` with the redraw of ``α`` last, ``tests/mutation/test_auxiliary_mutants.py``
+on ladders whose law is dropped or reads ``d``, and with the redraw first.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from hypothesis import strategies as st
 from ladder_mcmc import ComposedRefresh, DirectionRefresh, Ladder
 from ladder_mcmc.ladder import (
     FLIP,
+    AuxiliaryRefresh,
+    InnerRefresh,
     LookAheadRule,
     PersistentUniformRule,
     ReducedFlipLookAheadRule,
@@ -30,15 +36,20 @@ from ladder_mcmc.ladder import (
 )
 from ladder_mcmc.ladder.persistent_uniform import wrap
 from ladder_mcmc.verify import (
+    AuxiliaryLadder,
     FiniteLadder,
+    InnerResample,
     MeasuredLadder,
     assert_exact,
+    auxiliary_ladders,
     exact_rungs,
     exact_transition_rows,
     extended_index,
     finite_ladders,
     measured_ladders,
     outcome_probabilities,
+    refresh_kernel,
+    stationary_distribution,
 )
 
 MAX_K = 6
@@ -267,5 +278,97 @@ def measured_persistent_uniform_property(ladder_class=MeasuredLadder, max_exampl
             got = rule.next_carry(u, u, code, ratio)  # v = +u
             want = [wrap(s / mass[j % n] + rule.delta) for j in dest]
             assert list(got) == want, f"carried uniform at s = {s}: {list(got)} vs {want}"
+
+    return prop
+
+
+# ------------------------------------------------------------------ product ladders (§14)
+AUXILIARY = auxiliary_ladders(1, 5, 3, 6, 4)
+
+
+def correct_refreshes(ladder: AuxiliaryLadder) -> list:
+    """Refreshes that keep ``p(ζ) p(α | ζ)``: the redraw of ``α`` last among the parts that
+    change the state, after refreshes of ``ζ`` (a fresh draw from ``p``, or within pairs)
+    and with direction refreshes anywhere."""
+    w, n = ladder.family.weights, ladder.n_inner
+    fresh = InnerRefresh(InnerResample(w))
+    pairs = InnerRefresh(InnerResample(w, [i // 2 for i in range(n)]))
+    redraw = AuxiliaryRefresh(ladder.law)
+    return [
+        redraw,
+        fresh + redraw,
+        pairs + DirectionRefresh(Fraction(1, 3)) + redraw,
+        DirectionRefresh(Fraction(1, 4)) + redraw + DirectionRefresh(Fraction(1, 2)),
+        ComposedRefresh((pairs + fresh, redraw)),
+    ]
+
+
+def rebuilt_auxiliary(ladder: AuxiliaryLadder, ladder_class=AuxiliaryLadder) -> AuxiliaryLadder:
+    """The same product ladder as an instance of ``ladder_class`` (a mutant, in tests)."""
+    if ladder_class is type(ladder):
+        return ladder
+    family = ladder.family
+    return ladder_class(
+        family.permutations, family.weights, ladder.law.table, flip=family.flip_permutation
+    )
+
+
+def auxiliary_exact_property(
+    ladder_class=AuxiliaryLadder,
+    refreshes=correct_refreshes,
+    ladders=AUXILIARY,
+    max_examples: int = 60,
+    **kw,
+):
+    """Every rule of :data:`MEASURED_RULES` on the map ``(ζ, α) → (π_α ζ, α)``: rows sum to 1,
+    ``πT = π`` for ``p(ζ) p(α | ζ)`` (the move, and the whole step: move, refresh, redraw
+    of ``α``) and generalized detailed balance of the move, exactly."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=ladders, choice=st.integers(0, 15))
+    def prop(ladder, choice):
+        ladder = rebuilt_auxiliary(ladder, ladder_class)
+        options = refreshes(ladder)
+        refresh = options[choice % len(options)]
+        for rule in MEASURED_RULES:
+            assert_exact(Ladder(ladder.map, rule, refresh), ladder)
+
+    return prop
+
+
+def assert_refresh_keeps(ladder: FiniteLadder, refresh) -> None:
+    """Exact: ``π R = π`` for the refresh alone (``π`` the ladder's extended masses)."""
+    rows = refresh_kernel(refresh, ladder.n, ladder).fractions()
+    p = stationary_distribution(ladder)
+    inflow = [Fraction(0)] * len(p)
+    for k, row in enumerate(rows):
+        for j, q in row.items():
+            inflow[j] += p[k] * q
+    assert inflow == list(p), f"the refresh changes the target: {inflow} vs {list(p)}"
+
+
+def auxiliary_persistent_uniform_property(
+    ladder_class=AuxiliaryLadder, refreshes=correct_refreshes, max_examples: int = 40, **kw
+):
+    """``PersistentUniformRule`` on product ladders: for one level ``s`` per interval between
+    the masses ``p(ζ) p(α | ζ)``, ``T_s`` is a bijection of the slice and carries the uniform
+    to ``s / p(ζ') p(α | ζ')``; and every refresh (which does not look at ``u``) keeps the
+    masses (docs/design.md §5.2, §14)."""
+
+    @settings(max_examples=max_examples, **kw)
+    @given(ladder=AUXILIARY, k=st.integers(1, 3))
+    def prop(ladder, k):
+        ladder = rebuilt_auxiliary(ladder, ladder_class)
+        rule = PersistentUniformRule(k, delta=Fraction(1, 7))
+        mass, n = ladder.masses, ladder.n
+        for s in [Fraction(0), *sorted(set(mass))[:-1]]:
+            ks, dest, code, ratio, u = measured_slice_move(rule, ladder, s)
+            assert all(mass[j % n] > s for j in dest), f"T_s leaves the slice s = {s}"
+            assert len(set(dest.tolist())) == len(ks), f"T_s is not one to one at s = {s}"
+            got = rule.next_carry(u, u, code, ratio)
+            want = [wrap(s / mass[j % n] + rule.delta) for j in dest]
+            assert list(got) == want, f"carried uniform at s = {s}: {list(got)} vs {want}"
+        for refresh in refreshes(ladder):
+            assert_refresh_keeps(ladder, refresh)
 
     return prop

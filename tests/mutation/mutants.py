@@ -9,6 +9,9 @@ The choice of the leapfrog fast path is mutated in its source instead
 (:data:`SELECTION_MUTANTS`, :func:`selection_mutant`): the driver-equivalence
 property (``tests/unit/driver_equivalence.py``) must catch each. So is the ragged
 driver's sum of log Jacobians (:data:`RAGGED_JACOBIAN_MUTANTS`, :func:`source_mutant`).
+The mutants of a parameter with a state-dependent law (docs/design.md §14) break the
+finite model (:class:`~ladder_mcmc.verify.AuxiliaryLadder` subclasses), the refresh order
+or the sampled map (``tests/mutation/test_auxiliary_mutants.py``).
 """
 
 from __future__ import annotations
@@ -25,9 +28,17 @@ from ladder_mcmc.diagnostics.ess import _rhat_rows, _split_rows, _z_scale
 from ladder_mcmc.diagnostics.gradient import _gradient_error
 from ladder_mcmc.drivers import _leapfrog, ragged
 from ladder_mcmc.hamiltonian import Leapfrog, MomentumRefresh, PhaseState
-from ladder_mcmc.ladder import STAY, Ladder, LogScaleWalk, LookAheadRule, batch
+from ladder_mcmc.ladder import (
+    STAY,
+    AuxiliaryMap,
+    ComposedRefresh,
+    Ladder,
+    LogScaleWalk,
+    LookAheadRule,
+    batch,
+)
 from ladder_mcmc.models import energy_and_grad
-from ladder_mcmc.verify import MeasuredLadder
+from ladder_mcmc.verify import AuxiliaryLadder, MeasuredLadder
 
 
 @attrs.frozen
@@ -283,6 +294,66 @@ RAGGED_JACOBIAN_MUTANTS = {
 def ragged_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
     """The ragged driver's source (``ladder_mcmc.drivers.ragged``) with ``changes`` applied."""
     return source_mutant(ragged, changes)
+
+
+# ---- a parameter with a state-dependent law (docs/design.md §14)
+@attrs.frozen
+class HiddenOrderRefresh(ComposedRefresh):
+    """Its parts in order as one refresh that declares the law it redraws but not its parts
+    (a subclass of ``ComposedRefresh`` declares no ``composed_parts``): ``Ladder`` cannot see
+    that ``α`` is redrawn before ``ζ`` is refreshed (mutant a, with the parts
+    ``AuxiliaryRefresh`` then ``InnerRefresh``)."""
+
+    @property
+    def auxiliary_law(self):
+        return next(p.auxiliary_law for p in self.parts if p.auxiliary_law is not None)
+
+
+class DroppedLawLadder(AuxiliaryLadder):
+    """The rules see ``p(ζ)`` only: ``p(α | ζ)`` dropped from the density ratio (mutant c)."""
+
+    def rung_weights(self, states, direction):
+        return np.array(self.family.weights, dtype=object)[np.asarray(states) % self.n_inner]
+
+
+class DirectionalLawLadder(AuxiliaryLadder):
+    """A law that reads ``d``: chains with ``d = −1`` read each row of the table backwards,
+    in the rungs' densities and in the redraw (mutant b)."""
+
+    def law_for(self, direction):
+        table = self.law.table
+        return table if direction > 0 else tuple(row[::-1] for row in table)
+
+
+class PhysicalLawLadder(AuxiliaryLadder):
+    """The law read at the physical state ``F^{[d = −1]} ζ`` (GIST's ``p(α | θ, ρ)``), and a
+    table that need not be flip-invariant (mutant d): the law then reads ``d``, unless the
+    table is flip-invariant, when this is the correct ladder."""
+
+    @staticmethod
+    def check_law_flip_invariance(table, flip):
+        return None  # bug: accepts p(α | F ζ) ≠ p(α | ζ)
+
+    def law_for(self, direction):
+        table, flip = self.law.table, self.family.flip_permutation
+        return table if direction > 0 else tuple(table[f] for f in flip)
+
+
+@attrs.frozen(eq=False)
+class DroppedLawMap(AuxiliaryMap):
+    """Sampling with ``log p(ζ)`` for the density: ``p(α | ζ)`` dropped (mutant c)."""
+
+    def log_density(self, state):
+        return np.asarray(self.family.log_density(state.inner), dtype=float)
+
+
+@attrs.frozen(eq=False)
+class DroppedFamilyJacobianMap(AuxiliaryMap):
+    """The family's declared Jacobian not passed through: taken for volume preserving."""
+
+    @property
+    def volume_preserving(self) -> bool:
+        return True
 
 
 def unfolded_rank_rhat(draws):

@@ -16,7 +16,7 @@ import pytest
 
 from ladder_mcmc import Ladder
 from ladder_mcmc.models import IllConditionedGaussian
-from ladder_mcmc.verify import FiniteLadder, assert_exact, assert_map
+from ladder_mcmc.verify import FiniteLadder, assert_exact, assert_map, assert_one_step_invariance
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "tutorials"
 
@@ -42,7 +42,8 @@ def test_topologies_doc_rule_passes_the_exact_checks(topologies):
 
 
 def test_custom_maps_doc_runs(topologies):
-    assert len(blocks("custom-map.md")) == 3  # FreeFlight, its use, ThreeStage splitting
+    # FreeFlight, its use, a state-dependent step (docs/design.md §14), ThreeStage splitting
+    assert len(blocks("custom-map.md")) == 4
     ns = run_blocks("custom-map.md", dict(topologies))  # assert_map, invariance, sample
     assert ns["trace"].positions.shape == (100, 10, 2)
 
@@ -73,3 +74,31 @@ def test_the_toolkit_rejects_a_map_that_is_not_volume_preserving(topologies):
     squash = Squash(target, step_size=0.5)
     with pytest.raises(AssertionError):
         assert_map(squash, squash.prepare(target.sample(8, rng), rng), rng)
+
+
+def test_the_toolkit_rejects_a_state_dependent_law_left_out_of_the_density(topologies):
+    """The doc's free flight with a step drawn given ``x`` (docs/design.md §14): with
+    ``p(α | x)`` dropped from the log density, the doc's one-step check fails."""
+    ns = run_blocks("custom-map.md", dict(topologies))
+
+    @attrs.frozen(eq=False)
+    class DensityWithoutLaw(ns["AuxiliaryMap"]):
+        def log_density(self, state):
+            return self.family.log_density(state.inner)
+
+    kernel = ns["LookAhead"](
+        DensityWithoutLaw(ns["FlightFamily"](ns["target"]), ns["law"]), 3, ns["refresh"]
+    )
+    with pytest.raises(AssertionError, match="one step changed the distribution"):
+        assert_one_step_invariance(kernel, ns["target"].sample, n_chains=20_000, seed=1)
+
+
+def test_the_doc_exact_check_rejects_the_redraw_before_the_refresh_of_zeta(topologies):
+    from mutants import HiddenOrderRefresh
+
+    ns = run_blocks("custom-map.md", dict(topologies))
+    ladder, law = ns["ladder"], ns["ladder"].law
+    inner = ns["InnerRefresh"](ns["InnerResample"](ladder.family.weights))
+    hidden = HiddenOrderRefresh((ns["AuxiliaryRefresh"](law), inner))
+    with pytest.raises(AssertionError, match="full step"):
+        assert_exact(Ladder(ladder.map, ns["LookAheadRule"](3), hidden), ladder)
