@@ -48,7 +48,7 @@ time; timings depend on the machine's load).
 
 Run::
 
-    nice -n 10 python benchmarks/funnel.py --budget 1e6 --out funnel.md   # ~8 min
+    nice -n 10 python benchmarks/funnel.py --budget 1e6 --out funnel.md   # ~9 min
     nice -n 10 python benchmarks/funnel.py            # budget 2e5 per run, 5 seeds
     nice -n 10 python benchmarks/funnel.py --quick    # smoke run: 1 seed, 1e5, 200 warm-up
 
