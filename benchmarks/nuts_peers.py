@@ -1,7 +1,10 @@
-"""NUTS peers for ``benchmarks/tuning_free.py``: JAX targets and a NumPyro runner.
+"""NUTS peers for ``benchmarks/tuning_free.py`` and ``benchmarks/funnel.py``: JAX
+targets and NumPyro runners (fixed draws: :func:`run_nuts`; a gradient budget:
+:func:`run_nuts_budget`).
 
 The JAX potentials are written term for term after the package's energies
-(``ladder_mcmc/models/targets.py``, ``ladder_mcmc/models/posteriors/eight_schools.py``):
+(``ladder_mcmc/models/targets.py``, ``ladder_mcmc/models/posteriors/eight_schools.py``;
+the centred eight schools through ``jax_log_density``):
 NumPyro's ``potential_fn`` is ``E(x) = -log p(x)``, so the JAX log density is minus the
 package energy; :func:`check_potentials` verifies it at random points before any run.
 
@@ -31,8 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ladder_mcmc.models import IllConditionedGaussian, RoughWell
-from ladder_mcmc.models.posteriors import EightSchoolsNoncentered
+from ladder_mcmc.models import IllConditionedGaussian, NealsFunnel, RoughWell
+from ladder_mcmc.models.posteriors import (
+    EightSchoolsCentered,
+    EightSchoolsNoncentered,
+    jax_log_density,
+)
 
 _COMPILE_EVENTS = (
     "/jax/core/compile/jaxpr_trace_duration",
@@ -81,7 +88,7 @@ def compile_totals() -> tuple[float, int]:
 
 
 def potential(target):
-    """The JAX potential ``x (dim,) -> E(x)`` of a package target (the four NUTS peers)."""
+    """The JAX potential ``x (dim,) -> E(x)`` of a package target (the NUTS peers)."""
     import jax.numpy as jnp
 
     if isinstance(target, IllConditionedGaussian):
@@ -106,6 +113,14 @@ def potential(target):
             )
 
         return eight_schools
+    if isinstance(target, EightSchoolsCentered):
+        log_p = jax_log_density(target)  # term for term after the numpy energy
+        return lambda x: -log_p(x)
+    if isinstance(target, NealsFunnel):
+        n, s2 = target.dim - 1, target.scale**2
+        return lambda x: (
+            x[0] ** 2 / (2 * s2) + 0.5 * n * x[0] + 0.5 * jnp.exp(-x[0]) * jnp.sum(x[1:] ** 2)
+        )
     raise ValueError(f"no JAX peer for target {target!r}")
 
 
@@ -193,3 +208,102 @@ def run_nuts(
         "mean_steps": float(steps.mean()),
         "compilations": _compilations[0] - compilations,
     }
+
+
+def run_nuts_budget(
+    potential_fn, init: np.ndarray, seed: int, *, budget: float, n_warmup: int = 1000
+) -> dict:
+    """NumPyro NUTS (defaults, float64, ``chain_method="vectorized"``) from ``init``
+    (chains, dim) until about ``budget`` gradient evaluations, warm-up included.
+
+    After the warm-up, draws come in chunks that continue the chain from its last state
+    (NumPyro's ``post_warmup_state``): a first chunk of a tenth of what the warm-up's
+    last 50 iterations' cost per draw leaves room for, then most of the rest at the cost
+    per draw measured so far, then a little more than the rest (:func:`draws_for`),
+    and the draws are cut where the budget ends (:func:`within_budget`). Returns the draws
+    ``positions`` (draws, chains, dim), ``grads`` (sampling) and ``warmup_grads`` summed
+    over chains, ``divergences`` (sampling iterations whose trajectory diverged, summed
+    over chains), ``wall`` (warm-up + sampling, compile time subtracted), ``compile``,
+    the adapted ``step_size`` (median over chains) and ``mean_steps`` per draw.
+    """
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer import MCMC, NUTS
+
+    chains = init.shape[0]
+    mcmc = MCMC(
+        NUTS(potential_fn=potential_fn),
+        num_warmup=n_warmup,
+        num_samples=1,
+        num_chains=chains,
+        chain_method="vectorized",
+        progress_bar=False,
+    )
+    keys = jax.random.split(jax.random.PRNGKey(seed), 1 + CHUNKS)
+    compiled = _compile_seconds[0]
+    start = time.perf_counter()
+    mcmc.warmup(
+        keys[0], init_params=jnp.asarray(init), extra_fields=("num_steps",), collect_warmup=True
+    )
+    warm_steps = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+    warm = float(warm_steps.sum())
+    draws, steps, diverging = [], [], []
+    for chunk, key in enumerate(keys[1:]):
+        done = float(sum(s.sum() for s in steps))
+        n_done = sum(s.shape[1] for s in steps)
+        rate = done / n_done if n_done else float(warm_steps[:, -50:].sum()) / min(50, n_warmup)
+        n = draws_for(budget - warm - done, rate, chunk=chunk)
+        if n == 0:
+            break
+        mcmc.num_samples = n
+        mcmc.post_warmup_state = mcmc.last_state
+        mcmc.run(key, extra_fields=("num_steps", "diverging"))
+        draws.append(np.asarray(mcmc.get_samples(group_by_chain=True)))
+        extra = mcmc.get_extra_fields(group_by_chain=True)
+        steps.append(np.asarray(extra["num_steps"]))
+        diverging.append(np.asarray(extra["diverging"]))
+    wall = time.perf_counter() - start
+    compile_s = _compile_seconds[0] - compiled
+    step_size = np.asarray(mcmc.last_state.adapt_state.step_size)
+    _runs[0] += 1
+    if _runs[0] % CLEAR_EVERY == 0:
+        jax.clear_caches()
+    steps_all = np.concatenate(steps, axis=1)
+    keep = within_budget(steps_all.sum(axis=0), budget - warm)
+    steps_all = steps_all[:, :keep]
+    return {
+        "positions": np.swapaxes(np.concatenate(draws, axis=1), 0, 1)[:keep],
+        "grads": float(steps_all.sum()),
+        "warmup_grads": warm,
+        "divergences": int(np.concatenate(diverging, axis=1)[:, :keep].sum()),
+        "wall": wall - compile_s,
+        "compile": compile_s,
+        "step_size": float(np.median(step_size)),
+        "mean_steps": float(steps_all.mean()),
+    }
+
+
+#: chunks of draws after the warm-up in a budgeted run
+CHUNKS = 3
+
+
+def draws_for(left: float, rate: float, *, chunk: int, min_draws: int = 10) -> int:
+    """Draws (per chain) of chunk ``chunk`` (0, 1, …, ``CHUNKS − 1``) of a budgeted run:
+    ``left`` gradients at ``rate`` per draw (all chains). The first takes a tenth (the
+    rate is a guess), at least ``min_draws``; the middle ones nine tenths of what is
+    left; the last 10 % more than is left, cut back by :func:`within_budget`; none
+    once less than one draw is left."""
+    if rate <= 0 or not np.isfinite(rate):
+        raise ValueError(f"cost per draw must be positive, got {rate!r}")
+    n = left / rate
+    if chunk == 0:
+        return max(min_draws, int(0.1 * n))
+    if n < 1:
+        return 0
+    return int(0.9 * n) if chunk < CHUNKS - 1 else int(1.1 * n) + 1
+
+
+def within_budget(per_draw: np.ndarray, left: float) -> int:
+    """How many of the first draws fit in ``left`` gradients, ``per_draw`` (draws,) the
+    gradients of each (all chains): the chains stopped there, at least one draw."""
+    return max(1, int(np.searchsorted(np.cumsum(per_draw), left, side="right")))

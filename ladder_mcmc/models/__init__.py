@@ -4,7 +4,8 @@ A target is an energy ``E(x) = -log p(x) + const`` with its gradient, for a batc
 positions (:class:`Target`, the interface; :class:`FunctionTarget` wraps two plain
 functions). The paper's targets of section 5 are here — the ill-conditioned Gaussian
 (:class:`IllConditionedGaussian`) and the rough well (:class:`RoughWell`), a Gamma law on
-positive variables (:class:`GammaTarget`) — and, in
+positive variables (:class:`GammaTarget`) and Neal's funnel (:class:`NealsFunnel`), a
+multiscale target — and, in
 :mod:`ladder_mcmc.models.posteriors`, seven real posteriors from posteriordb on
 Stan's unconstrained scale.
 
@@ -23,6 +24,7 @@ from ladder_mcmc.models.targets import (
     GammaTarget,
     IllConditionedGaussian,
     LogDensityTarget,
+    NealsFunnel,
     RoughWell,
     Target,
     energy_and_grad,
@@ -34,6 +36,7 @@ __all__ = [
     "GammaTarget",
     "IllConditionedGaussian",
     "LogDensityTarget",
+    "NealsFunnel",
     "ParameterSpace",
     "RoughWell",
     "Target",

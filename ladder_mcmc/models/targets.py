@@ -18,7 +18,7 @@ Two conventions, each with its own name, never a sign flag: plain functions of t
 *energy* (NumPyro's ``potential_fn``, Stan's negative log density) are wrapped by
 :class:`FunctionTarget`; functions of the *log density* (emcee, BlackJAX, PyMC) by
 :class:`LogDensityTarget`, which negates them once. The paper's targets (section 5)
-are defined here too.
+are defined here too, and Neal's funnel (:class:`NealsFunnel`), a multiscale target.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ __all__ = [
     "GammaTarget",
     "IllConditionedGaussian",
     "LogDensityTarget",
+    "NealsFunnel",
     "ParameterSpace",
     "RoughWell",
     "Target",
@@ -320,3 +321,86 @@ class GammaTarget:
     @property
     def variance(self) -> np.ndarray:
         return np.full(self.dim, self.shape / self.rate**2)
+
+
+@attrs.frozen
+class NealsFunnel:
+    """Neal's funnel: ``v ~ N(0, s²)``, ``x_i | v ~ N(0, e^v)`` for ``i = 1 … dim − 1``.
+
+    A multiscale target (Neal 2003, "Slice sampling", section 8): the scale of ``x``
+    ranges over ``e^{±s}`` with ``v``, so no single step size fits the neck and the
+    mouth. Coordinates ``(v, x_1, …, x_{dim−1})``; ``s = 3`` and ``dim = 10`` are
+    Neal's. Energy, constants dropped, with ``n = dim − 1``::
+
+        E = v² / (2 s²) + n v / 2 + ½ e^{−v} Σ x_i²
+
+    Exact moments: ``E v = 0``, ``Var v = s²``, ``E x_i = 0``,
+    ``Var x_i = E e^v = e^{s²/2}`` (``e^{4.5} ≈ 90`` for ``s = 3``); exact draws by
+    :meth:`sample`. Far down the neck ``e^{−v}`` overflows and the energy is ``inf``
+    (density zero, as the ladder treats it).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension, at least 2 (``v`` and one ``x``).
+    scale : float
+        ``s``, the standard deviation of ``v``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = NealsFunnel(3)
+    >>> t.energy(np.array([[0.0, 1.0, 1.0]]))
+    array([1.])
+    >>> t.variance.round(3)
+    array([ 9.   , 90.017, 90.017])
+    >>> t.parameters.labels
+    ('v', 'x[0]', 'x[1]')
+    """
+
+    dim: int = attrs.field(default=10, validator=attrs_validator(positive_int))
+    scale: float = attrs.field(default=3.0, validator=attrs_validator(positive_finite))
+
+    @dim.validator
+    def _check_dim(self, _attr, value):
+        if value < 2:
+            raise ValueError(f"dim must be at least 2 (v and one x), got {value!r}")
+
+    def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(x, dtype=float)
+        v, rest = x[:, 0], x[:, 1:]
+        n = self.dim - 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            w = np.exp(-v)  # the precision of every x_i
+            half_ss = 0.5 * np.einsum("ij,ij->i", rest, rest)
+            e = v * v / (2 * self.scale**2) + 0.5 * n * v + w * half_ss
+            g = np.empty_like(x)
+            g[:, 0] = v / self.scale**2 + 0.5 * n - w * half_ss
+            g[:, 1:] = rest * w[:, None]
+        return e, g
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        return self.energy_and_grad(x)[0]
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return self.energy_and_grad(x)[1]
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` exact draws, shape (n, dim): ``v = s z₀``, ``x_i = e^{v/2} z_i``."""
+        z = rng.standard_normal((n, self.dim))
+        v = self.scale * z[:, 0]
+        return np.column_stack([v, z[:, 1:] * np.exp(0.5 * v)[:, None]])
+
+    @property
+    def mean(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    @property
+    def variance(self) -> np.ndarray:
+        """``(s², e^{s²/2}, …, e^{s²/2})``."""
+        return np.r_[self.scale**2, np.full(self.dim - 1, np.exp(0.5 * self.scale**2))]
+
+    @property
+    def parameters(self) -> ParameterSpace:
+        """``v`` (a scalar) and ``x`` (a vector of ``dim − 1``), no transform."""
+        return ParameterSpace(self.dim, [("v", ()), ("x", (self.dim - 1,))])

@@ -26,7 +26,10 @@ import os
 from ladder_mcmc.models.posteriors.ark import ArK
 from ladder_mcmc.models.posteriors.arma import Arma11
 from ladder_mcmc.models.posteriors.blr import Blr
-from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsNoncentered
+from ladder_mcmc.models.posteriors.eight_schools import (
+    EightSchoolsCentered,
+    EightSchoolsNoncentered,
+)
 from ladder_mcmc.models.posteriors.garch import Garch11
 from ladder_mcmc.models.posteriors.gauss_mix import LowDimGaussMix
 from ladder_mcmc.models.posteriors.jax_densities import jax_log_density
@@ -52,7 +55,9 @@ MODELS: dict[str, type[Posterior]] = {
         KidscoreMomiq,
     )
 }
-"""posteriordb name -> target class."""
+"""posteriordb name -> target class: the posteriors with a reference record of their own.
+:class:`EightSchoolsCentered` is not here: it borrows the non-centred model's record
+(``EightSchoolsCentered.load()``)."""
 
 
 def names() -> tuple[str, ...]:
@@ -102,6 +107,7 @@ __all__ = [
     "ArK",
     "Arma11",
     "Blr",
+    "EightSchoolsCentered",
     "EightSchoolsNoncentered",
     "Garch11",
     "KidscoreMomiq",

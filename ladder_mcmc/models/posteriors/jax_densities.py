@@ -15,7 +15,10 @@ from typing import Any
 from ladder_mcmc.models.posteriors.ark import ArK
 from ladder_mcmc.models.posteriors.arma import Arma11
 from ladder_mcmc.models.posteriors.blr import Blr
-from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsNoncentered
+from ladder_mcmc.models.posteriors.eight_schools import (
+    EightSchoolsCentered,
+    EightSchoolsNoncentered,
+)
 from ladder_mcmc.models.posteriors.garch import Garch11
 from ladder_mcmc.models.posteriors.gauss_mix import LowDimGaussMix
 from ladder_mcmc.models.posteriors.kidiq import KidscoreMomiq
@@ -47,6 +50,26 @@ def _eight_schools(target: EightSchoolsNoncentered, jax: Any) -> Callable:
             + mu**2 / 50.0
             + jnp.log1p(q)
             - log_tau  # Jacobian of tau = exp(x)
+        )
+        return -e
+
+    return log_p
+
+
+def _eight_schools_centered(target: EightSchoolsCentered, jax: Any) -> Callable:
+    jnp, j = jax.numpy, target.y.shape[0]
+
+    def log_p(x):
+        y, sigma = jnp.asarray(target.y), jnp.asarray(target.sigma)
+        theta, mu, log_tau = x[:j], x[j], x[j + 1]
+        d = theta - mu
+        r = (theta - y) / sigma**2
+        e = (
+            0.5 * jnp.dot(r, theta - y)
+            + 0.5 * jnp.dot(d, d) * jnp.exp(-2.0 * log_tau)
+            + (j - 1) * log_tau  # J log tau (theta's prior) - log tau (Jacobian)
+            + mu**2 / 50.0
+            + jnp.log1p(jnp.exp(2.0 * log_tau) / 25.0)
         )
         return -e
 
@@ -192,6 +215,7 @@ def _kidiq(target: KidscoreMomiq, jax: Any) -> Callable:
 
 BUILDERS: dict[type[Posterior], Callable[[Any, Any], Callable]] = {
     EightSchoolsNoncentered: _eight_schools,
+    EightSchoolsCentered: _eight_schools_centered,
     ArK: _ark,
     Garch11: _garch,
     LowDimGaussMix: _gauss_mix,
@@ -218,7 +242,8 @@ def jax_log_density(target: Posterior) -> Callable[[Any], Any]:
     Parameters
     ----------
     target : Posterior
-        One of the seven targets of :mod:`ladder_mcmc.models.posteriors` (exact class).
+        One of the seven targets of :mod:`ladder_mcmc.models.posteriors`, or
+        :class:`~ladder_mcmc.models.posteriors.EightSchoolsCentered` (exact class).
 
     Returns
     -------
