@@ -9,7 +9,9 @@ Reported, median over the seeds (and the range):
 
 * ESS of ``v`` (bulk) per 1000 gradients;
 * the errors of the mean and variance of ``v`` (exact: 0 and 9);
-* the fraction of draws with ``v < −5`` (exact: Φ(−5/3) = 0.0478).
+* the fraction of draws with ``v < −5`` (exact: Φ(−5/3) = 0.0478), and per seed the
+  chains that were both below and above ``−5`` ("in and out": a chain started in the
+  neck that never leaves it adds 1/16 to the fraction without moving).
 
 Kernels (settings chosen before measuring, from the target's scales, not tuned):
 
@@ -171,6 +173,7 @@ def measure(budget: int, seeds: list[int]) -> dict:
                     float((v < -5).mean()),
                     used,
                     v.size,
+                    int(np.sum(((v < -5).mean(axis=0) > 0) & ((v < -5).mean(axis=0) < 1))),
                 )
             )
         rows[name] = np.array(per_seed)
@@ -189,7 +192,7 @@ def main() -> None:
     print(f"10-d funnel, 16 chains, budget {budget} gradients, seeds {seeds}")
     print(f"exact: E v = 0, Var v = 9, P(v < -5) = {NECK_FRACTION:.4f}")
     header = f"{'kernel':<20}{'ESS/1000 grads':>22}{'mean err':>22}{'var err':>24}"
-    print(header + f"{'v<-5 fraction':>24}{'gradients':>12}{'draws':>8}")
+    print(header + f"{'v<-5 fraction':>24}{'gradients':>12}{'draws':>8}{'in and out':>12}")
 
     def cell(col, fmt):
         med, lo, hi = np.median(col), col.min(), col.max()
@@ -200,6 +203,7 @@ def main() -> None:
             f"{name:<20}{cell(r[:, 0], '6.2f'):>22}{cell(r[:, 1], '+6.2f'):>22}"
             f"{cell(r[:, 2], '+6.2f'):>24}{cell(r[:, 3], '6.3f'):>24}"
             f"{np.median(r[:, 4]):>12.0f}{np.median(r[:, 5]):>8.0f}"
+            f"{' '.join(str(int(k)) for k in r[:, 6]):>12}"
         )
 
 
