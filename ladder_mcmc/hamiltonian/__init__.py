@@ -8,8 +8,10 @@ the look-ahead rule they make the paper's two samplers, :func:`hmc` and
 :func:`lahmc` (sections 3.4 and 4). Around them: the kinetic energy
 (:class:`KineticEnergy`, the interface; :class:`Metric`, the Gaussian momentum of a
 mass matrix; :class:`PowerKinetic`), other symmetric integrators (:class:`Yoshida4`,
-:class:`McLachlan2`), tempered, step-jittered and length-jittered leapfrogs, the lifted quantile
-refresh of :func:`lifted_lahmc`, and the exact flow of a harmonic oscillator.
+:class:`McLachlan2`), tempered, step-jittered and length-jittered leapfrogs, leapfrogs
+whose length or step refinement is drawn from the state for multiscale targets
+(:func:`state_length_lahmc`, :func:`refined_lahmc`), the lifted quantile refresh of
+:func:`lifted_lahmc`, and the exact flow of a harmonic oscillator.
 """
 
 from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
@@ -22,6 +24,7 @@ from ladder_mcmc.hamiltonian.jittered_length import (
 )
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy, PowerKinetic
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily
 from ladder_mcmc.hamiltonian.lifted import (
     LiftedLeapfrog,
     LiftedPhaseState,
@@ -30,7 +33,13 @@ from ladder_mcmc.hamiltonian.lifted import (
 )
 from ladder_mcmc.hamiltonian.metrics import Metric, row_dot
 from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
+from ladder_mcmc.hamiltonian.refined_step import RefinedLeapfrog, RefinementLaw, refined_lahmc
 from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
+from ladder_mcmc.hamiltonian.state_length import (
+    LocalLengthLaw,
+    StateLengthLeapfrog,
+    state_length_lahmc,
+)
 from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
 
 __all__ = [
@@ -41,17 +50,22 @@ __all__ = [
     "JitteredPhaseState",
     "KineticEnergy",
     "Leapfrog",
+    "LeapfrogFamily",
     "LengthJitter",
     "LiftResampleRefresh",
     "LiftedLeapfrog",
     "LiftedPhaseState",
     "LiftedQuantileRefresh",
+    "LocalLengthLaw",
     "McLachlan2",
     "Metric",
     "MomentumRefresh",
     "NormalizedMomentumRefresh",
     "PhaseState",
     "PowerKinetic",
+    "RefinedLeapfrog",
+    "RefinementLaw",
+    "StateLengthLeapfrog",
     "StepSizeJitter",
     "SymmetricSplitting",
     "TemperedLeapfrog",
@@ -59,5 +73,7 @@ __all__ = [
     "hmc",
     "lahmc",
     "lifted_lahmc",
+    "refined_lahmc",
     "row_dot",
+    "state_length_lahmc",
 ]

@@ -1,0 +1,96 @@
+"""The leapfrog as a :class:`~ladder_mcmc.ladder.auxiliary.MapFamily`: one map per parameter ``α``.
+
+:class:`LeapfrogFamily` holds what every member shares — the target, the base step ``ε``,
+the kinetic energy, the flip ``F(x, v) = (x, −v)``, the density ``exp(−E(x) − K(v))`` and
+``prepare`` — and integrates, for each chain, ``n`` steps of its own size
+(:meth:`LeapfrogFamily.run`). Its subclasses choose what ``α`` means: the number of steps
+(:class:`~ladder_mcmc.hamiltonian.state_length.StateLengthLeapfrog`) or a level of step
+refinement (:class:`~ladder_mcmc.hamiltonian.refined_step.RefinedLeapfrog`). Each member is
+a leapfrog, so it is volume preserving with ``F L_α F = L_α⁻¹`` (docs/design.md §1, §14).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.hamiltonian.jittered_length import integrate_lengths
+from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.ladder.auxiliary import MapFamily
+from ladder_mcmc.models.targets import Target
+from ladder_mcmc.validation import attrs_converter, positive_finite
+
+__all__ = ["LeapfrogFamily", "phase_energy"]
+
+
+def phase_energy(metric: KineticEnergy, state: PhaseState) -> np.ndarray:
+    """``H(x, v) = E(x) + K(v)`` per chain (``+inf`` where it is not finite)."""
+    with np.errstate(all="ignore"):
+        h = np.asarray(state.energy, dtype=float) + np.asarray(metric.kinetic(state.v))
+    return np.where(np.isfinite(h), h, np.inf)
+
+
+@attrs.frozen(eq=False)
+class LeapfrogFamily(MapFamily):
+    """Leapfrog maps ``L_α`` on phase states, one per value of ``α`` (subclasses say which).
+
+    Parameters
+    ----------
+    target : Target
+        Energy and gradient.
+    step_size : float
+        The base step ``ε``.
+    metric : KineticEnergy
+        The kinetic energy (identity :class:`~ladder_mcmc.hamiltonian.metrics.Metric` by
+        default).
+    """
+
+    target: Target
+    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    metric: KineticEnergy = attrs.field(factory=Metric)
+
+    @property
+    def kinetic_energy(self) -> KineticEnergy:
+        """:attr:`metric` (read by ``InnerRefresh(MomentumRefresh)``'s check)."""
+        return self.metric
+
+    def run(self, state: PhaseState, eps: float, n: np.ndarray) -> PhaseState:
+        """``n[i]`` leapfrog steps of size ``eps`` from chain ``i``: ``n[i]`` gradients each."""
+        x, v, e, g = integrate_lengths(
+            self.target,
+            self.metric.velocity,
+            float(eps),
+            np.asarray(state.x, dtype=float),
+            np.asarray(state.v, dtype=float),
+            np.asarray(state.grad, dtype=float),
+            np.asarray(n, dtype=np.int64),
+        )
+        return PhaseState(x=x, v=v, energy=e, grad=g)
+
+    def flip(self, state: PhaseState, alpha: Any) -> PhaseState:
+        """``F(x, v) = (x, −v)`` for every member."""
+        return attrs.evolve(state, v=-state.v)
+
+    def log_density(self, state: PhaseState) -> np.ndarray:
+        """``−E(x) − K(v)``."""
+        return -(state.energy + self.metric.kinetic(state.v))
+
+    def prepare(self, init: Any, rng: np.random.Generator) -> PhaseState:
+        """As :meth:`Leapfrog.prepare <ladder_mcmc.hamiltonian.leapfrog.Leapfrog.prepare>`."""
+        return Leapfrog(self.target, self.step_size, 1, self.metric).prepare(init, rng)
+
+    def draw(self, state: PhaseState) -> np.ndarray:
+        """Positions."""
+        return state.x
+
+    def describe(self) -> dict:
+        return {
+            "family": type(self).__name__,
+            "target": type(self.target).__name__,
+            "step_size": float(self.step_size),
+            **self.metric.describe(),
+        }

@@ -1,0 +1,265 @@
+"""A leapfrog whose step is refined where the energy error is large (WALNUTS' idea, on the ladder).
+
+``α = ℓ``, a level of refinement: :class:`RefinedLeapfrog` ``L_ℓ`` integrates the same
+physical time ``M ε`` with ``M 2^ℓ`` steps of size ``ε / 2^ℓ``. The level is drawn from
+:class:`RefinementLaw`, a law of the phase state (docs/design.md §14, "A step refined
+where the energy error is large"):
+
+* the **probe** at level ``ℓ``: ``P 2^ℓ`` steps of size ``ε / 2^ℓ`` (``P`` macro steps,
+  ``probe_steps``) from ``(x, v)`` and from ``(x, −v)``; its error
+  ``e_ℓ(ζ) = max(|H(end₊) − H(ζ)|, |H(end₋) − H(ζ)|)`` (``+inf`` if not finite). Both
+  directions make it flip-invariant: the probe from ``F ζ`` runs the same two
+  trajectories, negated;
+* ``ℓ*(ζ)``: the first ``ℓ < ℓ_max`` with ``e_ℓ ≤ δ``, else ``ℓ_max``;
+* ``ℓ = ℓ*`` or ``ℓ* + 1`` with probability ½ each (``ℓ_max`` with probability 1 if
+  ``ℓ* = ℓ_max``). The randomisation lets a rung where the error is smaller (or larger)
+  by one level keep a positive density ``p(ℓ | ζ_a)``.
+
+**Cost.** ``p(ℓ | ζ)`` is part of the density (§14), so it is evaluated at every rung.
+Deciding whether ``ℓ*(ζ) ∈ {ℓ − 1, ℓ}`` needs the probes at levels ``0 … min(ℓ, ℓ_max −
+1)``, all of them (no early stop, so the cost depends on ``ℓ`` alone):
+``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k`` gradients. One application of the map then
+costs ``M 2^ℓ + C(ℓ)`` (:meth:`RefinedLeapfrog.cost_of`). Outside the trace's count, once
+per step: the redraw (probes up to ``ℓ*``) and the law at the refreshed origin
+(``C(ℓ)``); a counting target measures them (``benchmarks/multiscale_instances.py``).
+
+**One level per step.** All rungs of a step are iterates of one map ``L_ℓ`` (§1: the
+reverse terms of the look-ahead rule read the rungs computed from ``ζ`` as the rungs of
+``F L^a ζ``), so the level cannot change from rung to rung within a step; it is redrawn
+by the refresh after every step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
+from ladder_mcmc.hamiltonian.leapfrog import PhaseState
+from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, phase_energy
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap
+from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
+from ladder_mcmc.ladder.kernel import Ladder
+from ladder_mcmc.ladder.rules import LookAheadRule
+from ladder_mcmc.models.targets import Target
+from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
+
+__all__ = ["RefinedLeapfrog", "RefinementLaw", "refined_lahmc"]
+
+
+def _refined_run(
+    family: LeapfrogFamily, state: PhaseState, levels: np.ndarray, macro: int
+) -> PhaseState:
+    """``macro 2^ℓ`` steps of size ``ε / 2^ℓ`` for each chain's level ``ℓ``."""
+    levels = np.asarray(levels, dtype=np.int64)
+    eps = float(family.step_size)
+    values = np.unique(levels)
+    if values.size == 1:
+        k = int(values[0])
+        return family.run(state, eps / 2**k, np.full(levels.size, macro * 2**k))
+    parts = {}
+    for k in values.tolist():
+        rows = np.flatnonzero(levels == k)
+        sub = batch.take(state, rows)
+        parts[k] = (rows, family.run(sub, eps / 2**k, np.full(rows.size, macro * 2**k)))
+    n, dim = state.x.shape
+    out = {name: np.empty((n, dim)) for name in ("x", "v", "grad")}
+    energy = np.empty(n)
+    for rows, end in parts.values():
+        out["x"][rows], out["v"][rows], out["grad"][rows] = end.x, end.v, end.grad
+        energy[rows] = end.energy
+    return PhaseState(x=out["x"], v=out["v"], energy=energy, grad=out["grad"])
+
+
+@attrs.frozen
+class RefinementLaw(AuxiliaryLaw):
+    """``ℓ ∈ {ℓ*, ℓ* + 1}`` with probability ½ each; ``ℓ*``: the coarsest accurate level.
+
+    Parameters
+    ----------
+    target : Target
+    step_size : float
+        ``ε``, the coarsest step (the family's).
+    threshold : float
+        ``δ``: a level is accurate if its probe's energy error is at most ``δ``.
+    max_level : int
+        ``ℓ_max ≥ 1``.
+    probe_steps : int
+        ``P``, macro steps of the probe.
+    metric : KineticEnergy
+        The family's kinetic energy.
+    """
+
+    target: Target
+    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    threshold: float = attrs.field(
+        default=0.5, converter=attrs_converter(positive_finite, "threshold")
+    )
+    max_level: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_level"))
+    probe_steps: int = attrs.field(
+        default=1, converter=attrs_converter(positive_int, "probe_steps")
+    )
+    metric: KineticEnergy = attrs.field(factory=Metric)
+
+    def _family(self) -> LeapfrogFamily:
+        return RefinedLeapfrog(self.target, self.step_size, self.metric)
+
+    def probe_error(self, state: PhaseState, level: int) -> np.ndarray:
+        """``e_ℓ(ζ)``: the larger energy error of the probe from ``(x, v)`` and ``(x, −v)``."""
+        family = self._family()
+        h0 = phase_energy(self.metric, state)
+        levels = np.full(state.x.shape[0], level)
+        with np.errstate(all="ignore"):
+            ahead = _refined_run(family, state, levels, self.probe_steps)
+            behind = _refined_run(family, family.flip(state, None), levels, self.probe_steps)
+            err = np.maximum(
+                np.abs(phase_energy(self.metric, ahead) - h0),
+                np.abs(phase_energy(self.metric, behind) - h0),
+            )
+        return np.where(np.isnan(err), np.inf, err)
+
+    def probe_cost(self, alpha: Any) -> np.ndarray:
+        """``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k``: gradients of one ``log_prob``."""
+        top = np.minimum(np.asarray(alpha, dtype=np.int64), self.max_level - 1)
+        return 2 * self.probe_steps * (2 ** (top + 1) - 1)
+
+    def first_accurate(self, state: PhaseState, depth: np.ndarray) -> np.ndarray:
+        """Per chain, the first ``ℓ ≤ depth`` with ``e_ℓ ≤ δ``, or ``depth + 1`` if none.
+
+        Probes every level ``0 … depth`` of each chain (``depth < ℓ_max``).
+        """
+        n = state.x.shape[0]
+        first = depth + 1
+        for level in range(int(depth.max(initial=-1)) + 1):
+            rows = np.flatnonzero(depth >= level)
+            ok = self.probe_error(batch.take(state, rows), level) <= self.threshold
+            hit = rows[ok & (first[rows] > level)]
+            first[hit] = level
+        return first if n else depth
+
+    def log_prob(self, alpha: Any, state: PhaseState) -> np.ndarray:
+        """``log ½`` (or ``0`` at ``ℓ_max``, when no coarser level is accurate), ``−inf`` else."""
+        ell = np.asarray(alpha, dtype=np.int64)
+        top = self.max_level
+        depth = np.clip(ell, 0, top - 1)
+        first = self.first_accurate(state, depth)  # ℓ* if ≤ depth, else "> depth"
+        half = np.log(0.5)
+        lower = np.where((first == ell) | (first == ell - 1), half, -np.inf)
+        at_top = np.where(first == top - 1, half, np.where(first == top, 0.0, -np.inf))
+        out = np.where(ell == top, at_top, lower)
+        return np.where((ell < 0) | (ell > top), -np.inf, out)
+
+    def level_star(self, state: PhaseState) -> np.ndarray:
+        """``ℓ*(ζ)``, probing from level 0 up until a level is accurate."""
+        n = state.x.shape[0]
+        star = np.full(n, self.max_level, dtype=np.int64)
+        rows = np.arange(n)
+        for level in range(self.max_level):
+            if rows.size == 0:
+                break
+            ok = self.probe_error(batch.take(state, rows), level) <= self.threshold
+            star[rows[ok]] = level
+            rows = rows[~ok]
+        return star
+
+    def sample(self, state: PhaseState, rng: Any) -> np.ndarray:
+        """``ℓ*`` or ``ℓ* + 1`` from one uniform per chain (``ℓ_max`` stays)."""
+        star = self.level_star(state)
+        u = rng.random(star.shape[0])
+        return np.where(star < self.max_level, star + (u < 0.5), star).astype(np.int64)
+
+    def describe(self) -> dict:
+        return {
+            "law": "RefinementLaw",
+            "step_size": float(self.step_size),
+            "threshold": float(self.threshold),
+            "max_level": int(self.max_level),
+            "probe_steps": int(self.probe_steps),
+        }
+
+
+@attrs.frozen(eq=False)
+class RefinedLeapfrog(LeapfrogFamily):
+    """``L_ℓ``: ``M 2^ℓ`` leapfrog steps of size ``ε / 2^ℓ``, the same physical time ``M ε``.
+
+    Parameters
+    ----------
+    target, step_size, metric
+        As for :class:`~ladder_mcmc.hamiltonian.leapfrog_family.LeapfrogFamily`.
+    n_steps : int
+        ``M``, the steps at level 0.
+    law : RefinementLaw, optional
+        The law the density carries: its probes are counted in :meth:`cost_of`.
+    """
+
+    n_steps: int = attrs.field(default=8, converter=attrs_converter(positive_int, "n_steps"))
+    law: RefinementLaw | None = None
+
+    def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
+        """``M 2^ℓ`` steps of ``ε / 2^ℓ`` for each chain's ``ℓ = alpha[i]``."""
+        return _refined_run(self, state, alpha, int(self.n_steps))
+
+    def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
+        """``M 2^ℓ`` for the integration, plus the law's probes ``C(ℓ)`` at the new rung."""
+        ell = np.asarray(alpha, dtype=np.int64)
+        probes = 0 if self.law is None else self.law.probe_cost(ell)
+        return (int(self.n_steps) * 2**ell + probes).astype(np.int64)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "n_steps": int(self.n_steps)}
+
+
+def refined_lahmc(
+    target: Target,
+    step_size: float,
+    n_steps: int = 8,
+    threshold: float = 0.5,
+    max_level: int = 4,
+    probe_steps: int = 1,
+    beta: float = 1.0,
+    look_ahead: int = 4,
+    inverse_mass: np.ndarray | None = None,
+) -> Ladder:
+    """Look-ahead HMC with the step refined where the energy error is large.
+
+    ``Ladder(AuxiliaryMap(RefinedLeapfrog, law), LookAheadRule(K),
+    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))`` with
+    ``law = RefinementLaw(target, ε, δ, ℓ_max, P)``. Nothing is adapted by warm-up.
+
+    Parameters
+    ----------
+    target : Target
+    step_size : float
+        ``ε``, the coarsest step.
+    n_steps : int
+        ``M``: every rung integrates the time ``M ε``.
+    threshold, max_level, probe_steps
+        ``δ``, ``ℓ_max``, ``P`` (:class:`RefinementLaw`).
+    beta : float in (0, 1]
+        Momentum refresh per step.
+    look_ahead : int
+        ``K``.
+    inverse_mass : array, optional
+        Diagonal or dense inverse mass matrix (identity by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import sample
+    >>> from ladder_mcmc.models import IllConditionedGaussian
+    >>> target = IllConditionedGaussian(2, log_condition=1)
+    >>> kernel = refined_lahmc(target, 0.5, n_steps=4, max_level=2)
+    >>> trace = sample(kernel, target.sample(4, np.random.default_rng(0)), 20, seed=1)
+    >>> trace.positions.shape
+    (20, 4, 2)
+    """
+    metric = Metric(inverse_mass)
+    law = RefinementLaw(target, step_size, threshold, max_level, probe_steps, metric)
+    family = RefinedLeapfrog(target, step_size, metric, n_steps, law)
+    refresh = InnerRefresh(MomentumRefresh(beta, metric)) + AuxiliaryRefresh(law)
+    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh)

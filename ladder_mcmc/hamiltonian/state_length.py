@@ -1,0 +1,197 @@
+"""A leapfrog whose number of steps is drawn from a law that depends on the position.
+
+On a multiscale target (Neal's funnel) one step size must suit the narrowest region, and
+then a fixed number of steps is far too few where the target is wide. Here the number of
+steps ``n`` is an auxiliary variable with a law that reads the position (docs/design.md
+§14, "A length drawn from the position"):
+
+* a local scale ``s(x)`` — a hint of the caller's (``scale(x)``), or the target's
+  ``local_scale(x)``, or from the cached gradient, ``s = √dim / |∇E(x)|`` (for a
+  Gaussian of scale ``σ`` at a typical point, ``|∇E| ≈ √dim / σ``): no gradient is spent;
+* the nominal length ``N(x) = clip(round(τ s(x) / ε), 1, N_max)``: the steps of size
+  ``ε`` that cover ``τ`` local scales, so the trajectory travels the same distance in
+  units of the local scale wherever it starts;
+* ``n`` uniform on ``{⌈c N⌉, …, N}`` (``c = low``, ½ by default): the jitter breaks the
+  resonances of a fixed length, and the range overlaps that of a rung whose ``N`` is up
+  to ``1/c`` times larger or smaller, so a rung in a region of another scale keeps a
+  positive density ``p(n | x_a)`` (a rung outside the range has density zero).
+
+The law reads ``x`` only, which the momentum flip keeps: it is flip-invariant, so the
+physical reading ``p(n | x, d·v)`` is the same law. A forward U-turn length would not be:
+it reads ``v`` and changes under ``v → −v`` (symmetrising it, e.g. the shorter of the two
+U-turn lengths from ``(x, v)`` and ``(x, −v)``, would make it admissible).
+
+One application costs ``n`` gradient evaluations (:meth:`StateLengthLeapfrog.cost_of`);
+the law costs none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.hamiltonian.leapfrog import PhaseState
+from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily
+from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap
+from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
+from ladder_mcmc.ladder.kernel import Ladder
+from ladder_mcmc.ladder.rules import LookAheadRule
+from ladder_mcmc.models.targets import Target
+from ladder_mcmc.validation import (
+    attrs_converter,
+    in_open_closed,
+    positive_finite,
+    positive_int,
+)
+
+__all__ = ["LocalLengthLaw", "StateLengthLeapfrog", "state_length_lahmc"]
+
+
+@attrs.frozen(eq=False)
+class StateLengthLeapfrog(LeapfrogFamily):
+    """``L_n``: ``n`` leapfrog steps of size ``ε``, ``n = α`` the chain's own (docs/design.md §14).
+
+    Parameters
+    ----------
+    target, step_size, metric
+        As for :class:`~ladder_mcmc.hamiltonian.leapfrog_family.LeapfrogFamily`.
+    """
+
+    def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
+        """``n = alpha[i]`` steps of size ``ε`` for chain ``i``."""
+        return self.run(state, float(self.step_size), np.asarray(alpha, dtype=np.int64))
+
+    def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
+        """Gradient evaluations of one application: ``n`` per chain (the law costs none)."""
+        return np.asarray(alpha, dtype=np.int64)
+
+
+def _as_low(value: object) -> float:
+    return in_open_closed("low", value, 0.0, 1.0, " (the shortest length, a fraction of N)")
+
+
+@attrs.frozen
+class LocalLengthLaw(AuxiliaryLaw):
+    """``n`` uniform on ``{⌈c N(x)⌉, …, N(x)}``, ``N(x) = clip(round(τ s(x) / ε), 1, N_max)``.
+
+    Reads the position only (its scale, or the cached gradient), so it is invariant under
+    the momentum flip.
+
+    Parameters
+    ----------
+    step_size : float
+        ``ε``, the family's step.
+    time : float
+        ``τ``: the trajectory covers ``τ`` local scales.
+    max_steps : int
+        ``N_max``.
+    low : float in (0, 1]
+        ``c``: the shortest length is ``⌈c N⌉``.
+    scale : callable, optional
+        ``x -> s(x)``, shape ``(chains,)``; default: the target's ``local_scale`` if the
+        caller passes it here, else ``√dim / |∇E(x)|`` from the state's cached gradient.
+    """
+
+    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    time: float = attrs.field(default=1.0, converter=attrs_converter(positive_finite, "time"))
+    max_steps: int = attrs.field(default=64, converter=attrs_converter(positive_int, "max_steps"))
+    low: float = attrs.field(default=0.5, converter=_as_low)
+    scale: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def local_scale(self, state: PhaseState) -> np.ndarray:
+        """``s(x)`` per chain."""
+        if self.scale is not None:
+            return np.asarray(self.scale(np.asarray(state.x)), dtype=float)
+        grad = np.asarray(state.grad, dtype=float)
+        with np.errstate(all="ignore"):
+            return np.sqrt(grad.shape[1]) / np.linalg.norm(grad, axis=1)
+
+    def nominal(self, state: PhaseState) -> np.ndarray:
+        """``N(x)`` per chain (``N_max`` where the scale is not finite)."""
+        with np.errstate(all="ignore"):
+            raw = np.round(self.time * self.local_scale(state) / self.step_size)
+        raw = np.where(np.isnan(raw), self.max_steps, raw)
+        return np.clip(raw, 1, self.max_steps).astype(np.int64)
+
+    def bounds(self, state: PhaseState) -> tuple[np.ndarray, np.ndarray]:
+        """``(⌈c N⌉, N)`` per chain: the range of ``n``."""
+        top = self.nominal(state)
+        return np.maximum(1, np.ceil(self.low * top)).astype(np.int64), top
+
+    def log_prob(self, alpha: Any, state: PhaseState) -> np.ndarray:
+        """``−log(N − ⌈c N⌉ + 1)`` in range, ``−inf`` outside."""
+        lo, hi = self.bounds(state)
+        n = np.asarray(alpha)
+        inside = (n >= lo) & (n <= hi)
+        return np.where(inside, -np.log(hi - lo + 1.0), -np.inf)
+
+    def sample(self, state: PhaseState, rng: Any) -> np.ndarray:
+        """``⌈c N⌉ + ⌊u (N − ⌈c N⌉ + 1)⌋`` from one uniform per chain."""
+        lo, hi = self.bounds(state)
+        u = rng.random(lo.shape[0])
+        return lo + np.minimum(np.floor(u * (hi - lo + 1)).astype(np.int64), hi - lo)
+
+    def describe(self) -> dict:
+        return {
+            "law": "LocalLengthLaw",
+            "step_size": float(self.step_size),
+            "time": float(self.time),
+            "max_steps": int(self.max_steps),
+            "low": float(self.low),
+            "scale": "gradient" if self.scale is None else getattr(self.scale, "__name__", "?"),
+        }
+
+
+def state_length_lahmc(
+    target: Target,
+    step_size: float,
+    time: float = 1.0,
+    max_steps: int = 64,
+    beta: float = 1.0,
+    look_ahead: int = 4,
+    low: float = 0.5,
+    scale: Callable[[np.ndarray], np.ndarray] | None = None,
+    inverse_mass: np.ndarray | None = None,
+) -> Ladder:
+    """Look-ahead HMC with ``n`` drawn from the position (:class:`LocalLengthLaw`).
+
+    ``Ladder(AuxiliaryMap(StateLengthLeapfrog, law), LookAheadRule(K),
+    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))``. Nothing is adapted by
+    warm-up: ``ε`` should suit the narrowest region (the law lengthens the trajectory
+    elsewhere).
+
+    Parameters
+    ----------
+    target : Target
+    step_size : float
+        ``ε``.
+    time, max_steps, low, scale
+        As for :class:`LocalLengthLaw`.
+    beta : float in (0, 1]
+        Momentum refresh per step.
+    look_ahead : int
+        ``K``.
+    inverse_mass : array, optional
+        Diagonal or dense inverse mass matrix (identity by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc import sample
+    >>> from ladder_mcmc.models import IllConditionedGaussian
+    >>> target = IllConditionedGaussian(2, log_condition=1)
+    >>> kernel = state_length_lahmc(target, 0.3, time=1.5)
+    >>> trace = sample(kernel, target.sample(4, np.random.default_rng(0)), 50, seed=1)
+    >>> trace.positions.shape
+    (50, 4, 2)
+    """
+    metric = Metric(inverse_mass)
+    law = LocalLengthLaw(step_size, time, max_steps, low, scale)
+    family = StateLengthLeapfrog(target, step_size, metric)
+    refresh = InnerRefresh(MomentumRefresh(beta, metric)) + AuxiliaryRefresh(law)
+    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh)
