@@ -124,12 +124,11 @@ def _block_function(potential: Callable, metric: str, refresh: str):
         n, width = noise.shape[0], noise.shape[1]
         rows = jnp.arange(n)
         dim = state["x0"].shape[1]
+        # each chain's steps in its row, step s in column s (column `width`: discarded);
+        # stats: rung code, map applications, non-finite rungs, leapfrog steps
         outputs = {
             "draw": jnp.zeros((n, width + 1, dim)),
-            "code": jnp.zeros((n, width + 1), dtype=jnp.int64),
-            "moves": jnp.zeros((n, width + 1), dtype=jnp.int64),
-            "non_finite": jnp.zeros((n, width + 1), dtype=jnp.int64),
-            "cost": jnp.zeros((n, width + 1), dtype=jnp.int64),
+            "stats": jnp.zeros((n, width + 1, 4), dtype=jnp.int64),
         }
 
         half = 0.5 * eps
@@ -165,12 +164,10 @@ def _block_function(potential: Callable, metric: str, refresh: str):
             lpn = jnp.where(stop, lp, st["lp0"])
             column = jnp.where(done, st["s"], width)  # column `width`: discarded
             moves = st["stage"] + 1
+            stats = jnp.stack([jnp.where(stop, moves, 0), moves, bad, st["n"]], axis=1)
             out = {
                 "draw": out["draw"].at[rows, column].set(xn),
-                "code": out["code"].at[rows, column].set(jnp.where(stop, moves, 0)),
-                "moves": out["moves"].at[rows, column].set(moves),
-                "non_finite": out["non_finite"].at[rows, column].set(bad),
-                "cost": out["cost"].at[rows, column].set(st["n"]),
+                "stats": out["stats"].at[rows, column].set(stats),
             }
             # the refresh, the next length and the next step's uniform
             s_now = jnp.minimum(st["s"], width - 1)
@@ -241,7 +238,7 @@ def _block_function(potential: Callable, metric: str, refresh: str):
         state, outputs = lax.while_loop(going, body, (state, outputs))
         # between blocks every chain is at the start of a step: its origin is its state
         state = {k: state[k] for k in _CARRIED}
-        return state, {k: v[:, :width] for k, v in outputs.items()}
+        return state, outputs
 
     return jax.jit(block)
 
@@ -377,15 +374,18 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
 
 def _record(recorder, out, steps_done, limit, costs):
     """Hand the block's steps to the recorder, step by step of the block (chains within)."""
-    width = out["code"].shape[1]
-    taken = np.arange(width)[:, None] < limit[None, :]  # (width, chains)
-    s_idx, chains = np.nonzero(taken)
-    steps = steps_done[chains] + s_idx
-
-    def rows(name):
-        return np.swapaxes(np.asarray(out[name]), 0, 1)[taken]
-
-    cost = rows("cost") if costs else None
-    recorder.record(
-        chains, steps, rows("draw"), rows("code"), rows("moves"), rows("non_finite"), cost
-    )
+    draws, stats = np.asarray(out["draw"]), np.asarray(out["stats"])
+    b = int(limit.max())
+    if np.all(limit == b):  # the usual case: every chain took b steps
+        chains = np.tile(np.arange(limit.size), b)
+        steps = steps_done[chains] + np.repeat(np.arange(b), limit.size)
+        draw = np.swapaxes(draws[:, :b], 0, 1).reshape(-1, draws.shape[2])
+        stat = np.swapaxes(stats[:, :b], 0, 1).reshape(-1, 4)
+    else:
+        taken = np.arange(b)[:, None] < limit[None, :]  # (steps, chains)
+        s_idx, chains = np.nonzero(taken)
+        steps = steps_done[chains] + s_idx
+        draw = np.swapaxes(draws[:, :b], 0, 1)[taken]
+        stat = np.swapaxes(stats[:, :b], 0, 1)[taken]
+    cost = stat[:, 3] if costs else None
+    recorder.record(chains, steps, draw, stat[:, 0], stat[:, 1], stat[:, 2], cost)
