@@ -10,7 +10,11 @@ NUTS as ``potential_fn = -log_density``.
 Protocol, per model, for 4 and for 64 chains, seeds 0–4 (``--seeds N``: 0 .. N-1):
 
 * package: a fresh ``from_jax`` target, ``sample(lahmc(target), init, 2000, seed=s)``
-  with its default 1000 warm-up steps, everything adapted;
+  with its default 1000 warm-up steps, everything adapted; with its sampling loop in
+  Python/numpy (``drivers.JAX_DRIVER = False``, "numpy loop") and compiled by JAX in
+  blocks of steps (``ladder_mcmc/drivers/_leapfrog_jax.py``, "JAX loop"), the same draws
+  to rounding (``--loop numpy|jax|both``, default both; the log counts the JAX loop's
+  compilations among all);
 * NUTS: NumPyro defaults (target acceptance 0.8, diagonal mass), 1000 warm-up + 2000,
   float64, ``chain_method="vectorized"`` (all chains in one batched loop, the batched
   peer of the package's one call for all chains), through ``benchmarks/nuts_peers.py``.
@@ -25,7 +29,7 @@ and with warm-up counted; ESS per second of warm-up + sampling with compile time
 ``warmup`` + ``run``) and with it out (compile time = JAX's monitoring events for
 tracing, lowering and XLA compilation, see ``nuts_peers.py``); max rank-normalised
 split R̂; the seconds compiling and the number of XLA compilations per run. A "ratio"
-row divides the package's medians by NUTS's. JAX's persistent compilation cache is off
+row per loop divides the package's medians by NUTS's. JAX's persistent compilation cache is off
 (its default; ``--cache`` keeps the one ``nuts_peers.versions`` switches on), so every
 run pays its own compilations, as a user's first run in a fresh process does: NumPyro
 compiles its warm-up and sampling loops anew at each call, the package's target its

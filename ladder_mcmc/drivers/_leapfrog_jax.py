@@ -6,12 +6,18 @@ Python loop of :mod:`ladder_mcmc.drivers._leapfrog` around it costs more than th
 gradient. This driver runs the same ragged schedule inside one compiled call per
 *block* of steps:
 
-* one ``lax.while_loop`` over iterations; on each, every chain integrates one rung
-  of its own step (each chain's own ``n`` leapfrog steps, a ``lax.fori_loop`` up to
-  the largest ``n``, masked per chain), and the chains that decide (``u < p_a/p_0``,
-  or out of rungs: the flipped origin) record the step in column ``s`` of their
-  outputs, refresh their momentum, take their next length and uniform, and start
-  step ``s + 1``; the loop ends when every chain has taken its steps of the block;
+* one ``lax.while_loop`` over iterations, each one batched gradient: every chain is
+  at its own leapfrog step of its own rung of its own step, so that with jittered
+  lengths no gradient is computed for a chain that has none to take (a loop over
+  rungs would run every chain to the longest ``n``). Inside a rung a chain kicks and
+  drifts; a chain whose rung ends (its ``n``-th gradient; a ``lax.cond`` skips this
+  part when none does) applies the look-ahead rule (``u < p_a/p_0``), and if it
+  decides (or is out of rungs: the flipped origin) records the step in column ``s``
+  of its outputs, refreshes its momentum, takes its next length and uniform; either
+  way it begins its next rung (half kick, drift) in the same iteration. The loop
+  ends when every chain has taken its steps of the block. Per chain these are the
+  operations of :meth:`Leapfrog.integrate <ladder_mcmc.hamiltonian.leapfrog.Leapfrog.integrate>`
+  in their order;
 * the random numbers are drawn in numpy, before the call, from each chain's own
   streams (:class:`~ladder_mcmc.drivers.streams.ChainStreams`) in the order the numpy
   fast path consumes them — per step: the momentum's ``dim`` normals, then the
@@ -21,8 +27,9 @@ gradient. This driver runs the same ragged schedule inside one compiled call per
   lengths are computed in numpy, as the numpy fast path computes them;
 * ``ε``, ``n``, ``K``, ``√(1−β)``, the inverse mass and the lengths are traced
   arguments: warm-up's changing parameters do not recompile; a compilation is made
-  per target, number of chains, dimension, kind of metric (identity, diagonal,
-  dense) and whether the momentum is refreshed (:data:`TRACES` counts them);
+  per target, number of chains, dimension, kind of metric (diagonal — the identity
+  as a diagonal of ones — or dense) and whether the momentum is refreshed
+  (:data:`TRACES` counts them);
 * a non-finite rung (position, momentum, gradient, energy or log density) has
   density zero and is counted in the step's non-finite rungs, as in the numpy path.
 
@@ -90,10 +97,16 @@ def applies_to(kernel: Ladder) -> bool:
     return _leapfrog.declared(kernel) is not None and importlib.util.find_spec("jax") is not None
 
 
-def _metric_kind(inverse_mass) -> str:
+def _metric_argument(inverse_mass, dim: int) -> tuple[str, np.ndarray]:
+    """The compiled loop's kind of metric and its ``M⁻¹`` argument: ``"diagonal"`` for the
+    identity too (a vector of ones: ``p · 1`` is ``p`` exactly, and warm-up's switch
+    from the identity to an adapted diagonal mass does not compile again), or
+    ``"dense"``."""
     if inverse_mass is None:
-        return "identity"
-    return "diagonal" if np.ndim(inverse_mass) == 1 else "dense"
+        return "diagonal", np.ones(dim)
+    return ("diagonal" if np.ndim(inverse_mass) == 1 else "dense"), np.asarray(
+        inverse_mass, dtype=np.float64
+    )
 
 
 @lru_cache(maxsize=16)
@@ -107,8 +120,6 @@ def _block_function(potential: Callable, metric: str, refresh: str):
     value_and_grad = jax.vmap(jax.value_and_grad(potential))
 
     def velocity(p, m):
-        if metric == "identity":
-            return p
         if metric == "diagonal":
             return p * m
         return jnp.einsum("ij,kj->ik", p, m)
@@ -319,12 +330,11 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     origin, p_start = initial_origin(ks, streams, steps_done < target, kp.jittered)
     direction = np.asarray(ks.direction, dtype=np.int8)
     inverse_mass = kind.metric.inverse_mass
-    metric = _metric_kind(inverse_mass)
+    metric, m = _metric_argument(inverse_mass, dim)
     refresh = "momentum" if kp.refresh else "none"
     block = _block_function(potential_of(kernel), metric, refresh)
     # numpy arguments throughout: jit's dispatch converts them faster than jnp.asarray
     # (warm-up calls the driver for blocks of a few steps)
-    m = np.asarray(0.0 if inverse_mass is None else inverse_mass, dtype=np.float64)
     params = (
         np.float64(kp.eps),
         np.int64(kp.rungs),
