@@ -15,7 +15,11 @@ gradient. This driver runs the same ragged schedule inside one compiled call per
   decides (or is out of rungs: the flipped origin) records the step in column ``s``
   of its outputs, refreshes its momentum, takes its next length and uniform; either
   way it begins its next rung (half kick, drift) in the same iteration. The loop
-  ends when every chain has taken its steps of the block. Per chain these are the
+  ends when every chain has taken its steps of the block. Chains that have taken
+  theirs idle; once at most a half, a quarter or an eighth of the batch is still
+  moving, the gradient is taken on that many rows only (gathered, a ``lax.switch``),
+  so that on a costly target the short blocks of warm-up do not pay for idle chains
+  (the numpy path's batches shrink the same way). Per chain these are the
   operations of :meth:`Leapfrog.integrate <ladder_mcmc.hamiltonian.leapfrog.Leapfrog.integrate>`
   in their order;
 * the random numbers are drawn in numpy, before the call, from each chain's own
@@ -215,7 +219,7 @@ def _block_function(potential: Callable, metric: str, refresh: str):
             """One gradient for every chain: a kick and drift inside a rung, or its end."""
             st, out = carry
             active = st["s"] < limit
-            e, g = value_and_grad(st["x"])
+            e, g = gradients(st["x"], active)
             j = st["j"] + 1
             ends = active & (j >= st["n"])
             inside = (active & ~ends)[:, None]
@@ -237,6 +241,28 @@ def _block_function(potential: Callable, metric: str, refresh: str):
 
         def going(carry):
             return jnp.any(carry[0]["s"] < limit)
+
+        # the gradient on the active rows only, gathered into a batch of n/2, n/4 or n/8
+        # rows when they fit (chains that have taken their steps of the block idle; on a
+        # costly target they would otherwise cost as much as the others)
+        sizes = [n >> k for k in range(4) if (n >> k) >= 4 and (k == 0 or n % (1 << k) == 0)]
+
+        def on_rows(size):
+            def evaluate(x, active):
+                idx = jnp.nonzero(active, size=size, fill_value=0)[0]
+                e_k, g_k = value_and_grad(x[idx])
+                return jnp.zeros(n).at[idx].set(e_k), jnp.zeros((n, dim)).at[idx].set(g_k)
+
+            return evaluate
+
+        def gradients(x, active):
+            if len(sizes) == 1:
+                return value_and_grad(x)
+            count = jnp.sum(active)
+            branch = sum((count <= size).astype(jnp.int32) for size in sizes[1:])
+            branches = [lambda x, active: value_and_grad(x)]
+            branches += [on_rows(size) for size in sizes[1:]]
+            return lax.switch(branch, branches, x, active)
 
         # every chain begins a step: its first rung from its origin
         x, p = begin(state["x0"], state["p0"], state["g0"])

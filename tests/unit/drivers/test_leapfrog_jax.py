@@ -33,7 +33,18 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
-from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, drivers, hmc, lahmc, sample  # noqa: E402
+from ladder_mcmc import (  # noqa: E402
+    JitteredLengthLeapfrog,
+    Ladder,
+    Leapfrog,
+    LookAheadRule,
+    Metric,
+    MomentumRefresh,
+    drivers,
+    hmc,
+    lahmc,
+    sample,
+)
 from ladder_mcmc.drivers import ChainStreams, _leapfrog, _leapfrog_jax, contract  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, from_jax  # noqa: E402
 from ladder_mcmc.run.recorder import Recorder  # noqa: E402
@@ -86,6 +97,14 @@ CASES = {
     ),
     "jittered length dense": (
         lahmc(GAUSS, 0.5, 5, 0.3, 3, inverse_mass=DENSE, length_jitter=1.0),
+        {},
+    ),
+    "jittered-length map without a length law": (
+        Ladder(
+            JitteredLengthLeapfrog(GAUSS, 0.4, 5, Metric(DIAGONAL)),
+            LookAheadRule(3),
+            MomentumRefresh(0.3, Metric(DIAGONAL)),
+        ),
         {},
     ),
     "logistic K=4 jittered": (lahmc(LOGISTIC, 0.15, 5, 0.3, 4, length_jitter=0.6), {}),
@@ -250,26 +269,50 @@ def test_the_mutation_harness_changes_nothing(monkeypatch):
         assert_close_runs(fast, sample(kernel, X0, STEPS, seed=SEED, warmup=0))
 
 
-def test_chains_at_different_steps(monkeypatch):
-    """A recorder whose chains have taken different numbers of steps (each chain's own
-    blocks, its own numbers): the numpy fast path's records and final state."""
-    kernel = lahmc(GAUSS, 0.4, 6, 0.2, 4, length_jitter=0.8)
-    monkeypatch.setattr(_leapfrog_jax, "BLOCK", 16)
-    done_before = np.array([0, 3, 17, 40, 0, 59])
+def _different_steps(target, monkeypatch, module=_leapfrog_jax):
+    """The records and final states of the numpy fast path and of ``module``'s run, on 16
+    chains that have taken different numbers of steps before."""
+    kernel = lahmc(target, 0.3, 6, 0.2, 4, length_jitter=0.8)
+    monkeypatch.setattr(module, "BLOCK", 16)
+    x0 = np.random.default_rng(4).normal(size=(16, DIM)) * 0.5
+    done_before = np.array([0, 3, 17, 40, 0, 59, 58, 57, 10, 20, 30, 45, 50, 55, 59, 1])
     runs = []
-    for jax_driver in (False, True):
-        monkeypatch.setattr(drivers, "JAX_DRIVER", jax_driver)
-        streams = ChainStreams.for_chains(5, X0.shape[0])
-        ks = kernel.init(X0, streams.view())
-        recorder = Recorder(80, X0.shape[0], max_rung=4)
+    for run in (_leapfrog.run, module.run):
+        streams = ChainStreams.for_chains(5, x0.shape[0])
+        ks = kernel.init(x0, streams.view())
+        recorder = Recorder(80, x0.shape[0], max_rung=4)
         recorder.steps_done[:] = done_before
-        run = contract.driver_for(kernel, "ragged")
-        assert run is (_leapfrog_jax.run if jax_driver else _leapfrog.run)
-        runs.append((recorder, run(kernel, ks, recorder, streams, until=60)))
+        with monkeypatch.context() as m:
+            m.setattr(drivers, "JAX_DRIVER", True)
+            runs.append((recorder, run(kernel, ks, recorder, streams, until=60)))
+    return runs
+
+
+def _assert_same_records(runs) -> None:
     (a, final_a), (b, final_b) = runs
-    np.testing.assert_array_equal(b.steps_done, np.full(X0.shape[0], 60))
+    np.testing.assert_array_equal(b.steps_done, np.full(b.n_chains, 60))
     for name in ("rungs", "n_moves", "non_finite", "step_cost"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     np.testing.assert_allclose(np.asarray(a.draws), np.asarray(b.draws), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(final_a.state.x, final_b.state.x, rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(final_a.direction, final_b.direction)
+
+
+@pytest.mark.parametrize("target", [GAUSS, LOGISTIC], ids=["gauss", "logistic"])
+def test_chains_at_different_steps(target, monkeypatch):
+    """A recorder whose 16 chains have taken different numbers of steps (each chain's
+    own blocks, its own numbers; chains idle while others finish, the gradients then
+    taken on 8 or 4 rows): the numpy fast path's records and final state."""
+    kernel = lahmc(target, 0.3, 6, 0.2, 4, length_jitter=0.8)
+    monkeypatch.setattr(drivers, "JAX_DRIVER", True)
+    assert contract.driver_for(kernel, "ragged") is _leapfrog_jax.run
+    _assert_same_records(_different_steps(target, monkeypatch))
+
+
+def test_idle_rows_mutant_is_caught(monkeypatch):
+    """Gradients of the gathered rows scattered back one row off: caught."""
+    mutant = _mutant_module(
+        "jnp.zeros((n, dim)).at[idx].set(g_k)", "jnp.zeros((n, dim)).at[jnp.roll(idx, 1)].set(g_k)"
+    )
+    with pytest.raises(AssertionError):
+        _assert_same_records(_different_steps(LOGISTIC, monkeypatch, mutant))
