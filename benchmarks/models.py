@@ -10,7 +10,11 @@ NUTS as ``potential_fn = -log_density``.
 Protocol, per model, for 4 and for 64 chains, seeds 0–4 (``--seeds N``: 0 .. N-1):
 
 * package: a fresh ``from_jax`` target, ``sample(lahmc(target), init, 2000, seed=s)``
-  with its default 1000 warm-up steps, everything adapted;
+  with its default 1000 warm-up steps, everything adapted; with its sampling loop in
+  Python/numpy (``drivers.JAX_DRIVER = False``, "numpy loop") and compiled by JAX in
+  blocks of steps (``ladder_mcmc/drivers/_leapfrog_jax.py``, "JAX loop"), the same draws
+  to rounding (``--loop numpy|jax|both``, default both; the log counts the JAX loop's
+  compilations among all);
 * NUTS: NumPyro defaults (target acceptance 0.8, diagonal mass), 1000 warm-up + 2000,
   float64, ``chain_method="vectorized"`` (all chains in one batched loop, the batched
   peer of the package's one call for all chains), through ``benchmarks/nuts_peers.py``.
@@ -25,7 +29,7 @@ and with warm-up counted; ESS per second of warm-up + sampling with compile time
 ``warmup`` + ``run``) and with it out (compile time = JAX's monitoring events for
 tracing, lowering and XLA compilation, see ``nuts_peers.py``); max rank-normalised
 split R̂; the seconds compiling and the number of XLA compilations per run. A "ratio"
-row divides the package's medians by NUTS's. JAX's persistent compilation cache is off
+row per loop divides the package's medians by NUTS's. JAX's persistent compilation cache is off
 (its default; ``--cache`` keeps the one ``nuts_peers.versions`` switches on), so every
 run pays its own compilations, as a user's first run in a fresh process does: NumPyro
 compiles its warm-up and sampling loops anew at each call, the package's target its
@@ -82,7 +86,11 @@ from ladder_mcmc.models import posteriors as pdb  # noqa: E402
 
 EIGHT = "eight_schools-eight_schools_noncentered"
 MODELS = ("logistic", "eight_schools")
-SIDES = ("lahmc()", "NUTS")
+#: the package's sides: its sampling loop in Python/numpy (``drivers.JAX_DRIVER =
+#: False``), or compiled whole by JAX in blocks of steps (``ladder_mcmc.drivers._leapfrog_jax``)
+OURS = {"numpy": "lahmc() numpy loop", "jax": "lahmc() JAX loop"}
+NUTS = "NUTS"
+SIDES = (*OURS.values(), NUTS)
 OVERHEAD_AIM = 1.20
 
 
@@ -130,9 +138,18 @@ def figures(positions, grads: float, warm_grads: float, wall: float, compile_s: 
     }
 
 
-def run_ours(m: dict, seed: int, chains: int, n_warmup: int | None, n_draws: int) -> dict:
+def run_ours(
+    m: dict, seed: int, chains: int, n_warmup: int | None, n_draws: int, loop: str = "numpy"
+) -> dict:
+    """The package's run; ``loop``: ``"numpy"`` (the Python/numpy driver) or ``"jax"``
+    (the sampling loop compiled by JAX)."""
+    from ladder_mcmc import drivers
+    from ladder_mcmc.drivers import _leapfrog_jax
+
+    drivers.JAX_DRIVER = loop == "jax"
     init, sample_seed = m["init"](seed, chains)
     kw = {} if n_warmup is None else {"warmup": n_warmup}
+    traces = _leapfrog_jax.TRACES
     compiled, count = nuts_peers.compile_totals()
     with warnings.catch_warnings(record=True) as caught:  # counted, not shown
         warnings.simplefilter("always")
@@ -144,6 +161,7 @@ def run_ours(m: dict, seed: int, chains: int, n_warmup: int | None, n_draws: int
     grads, warm = float(np.sum(trace.grad_evals)), float(np.sum(trace.warmup.grad_evals))
     rec = figures(trace.positions, grads, warm, wall, compiled_now - compiled)
     rec["compilations"] = count_now - count
+    rec["loop_compilations"] = _leapfrog_jax.TRACES - traces
     rec["warnings"] = sorted({type(w.message).__name__ for w in caught})
     return rec
 
@@ -246,14 +264,15 @@ def results_table(runs: dict) -> list[str]:
                 + " | ".join(cells)
                 + f" | {rhat:.3f} | {comp} | {count} |"
             )
-        if all(by_side.get(s) for s in SIDES):
+        for side in OURS.values():
+            if not (by_side.get(side) and by_side.get(NUTS)):
+                continue
             ratios = [
-                np.median([r[f] for r in by_side[SIDES[0]]])
-                / np.median([r[f] for r in by_side[SIDES[1]]])
+                np.median([r[f] for r in by_side[side]]) / np.median([r[f] for r in by_side[NUTS]])
                 for f in FIELDS
             ]
             cells = " | ".join(f"**{q:.2f}×**" for q in ratios)
-            lines.append(f"| {key} | {chains} | ratio | {cells} | – | – | – |")
+            lines.append(f"| {key} | {chains} | {side} / NUTS | {cells} | – | – | – |")
     return lines
 
 
@@ -288,6 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     ap.add_argument("--chains", nargs="+", type=int, default=[4, 64])
     ap.add_argument("--no-nuts", action="store_true", help="the package's side only")
+    ap.add_argument(
+        "--loop",
+        choices=("numpy", "jax", "both"),
+        default="both",
+        help="the package's sampling loop: numpy (the Python driver), jax (compiled by JAX,\n"
+        "drivers.JAX_DRIVER), or both side by side (default)",
+    )
     ap.add_argument("--overhead-only", action="store_true", help="only the adapter overhead")
     ap.add_argument(
         "--overhead-calls",
@@ -341,8 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(head), flush=True)
     models = {key: model(key) for key in args.models}
+    loops = ("numpy", "jax") if args.loop == "both" else (args.loop,)
     if not args.overhead_only:  # numba and the drivers load once before anything is timed
-        run_ours(models[args.models[0]], 99, 4, 50, 100)
+        for loop in loops:
+            run_ours(models[args.models[0]], 99, 4, 50, 100, loop)
     runs: dict[tuple[str, int], dict[str, list[dict]]] = {}
     log: list[str] = []  # a line per run
     start = time.perf_counter()
@@ -350,23 +378,30 @@ def main(argv: list[str] | None = None) -> int:
         for chains in args.chains:
             cell = runs.setdefault((key, chains), {side: [] for side in SIDES})
             for seed in range(n_seeds):
-                # the package's default warm-up, unless --quick
-                ours = run_ours(
-                    models[key], seed, chains, n_warmup if args.quick else None, n_draws
-                )
-                cell[SIDES[0]].append(ours)
-                todo = [(SIDES[0], ours)]
+                todo = []
+                for loop in loops:
+                    # the package's default warm-up, unless --quick
+                    ours = run_ours(
+                        models[key], seed, chains, n_warmup if args.quick else None, n_draws, loop
+                    )
+                    cell[OURS[loop]].append(ours)
+                    todo.append((OURS[loop], ours))
                 if not args.no_nuts:
                     nuts = run_nuts(models[key], seed, chains, n_warmup, n_draws)
-                    cell[SIDES[1]].append(nuts)
-                    todo.append((SIDES[1], nuts))
+                    cell[NUTS].append(nuts)
+                    todo.append((NUTS, nuts))
                 for side, r in todo:
                     log.append(
-                        f"{key:<14} {chains:>3} {side:<8} seed {seed}: ESS/1kg "
+                        f"{key:<14} {chains:>3} {side:<18} seed {seed}: ESS/1kg "
                         f"{r['per_1000']:.3g} (+warm {r['per_1000_warm']:.3g}), ESS/s "
                         f"{r['ess_per_s']:.3g} (net {r['ess_per_s_net']:.3g}), R̂ "
                         f"{r['rhat']:.3f}, wall {r['wall']:.1f} s, compile "
                         f"{r['compile']:.2f} s in {r['compilations']} compilations"
+                        + (
+                            f" ({r['loop_compilations']} of the sampling loop)"
+                            if r.get("loop_compilations")
+                            else ""
+                        )
                         + (f"; warned: {', '.join(r['warnings'])}" if r.get("warnings") else "")
                     )
                     print(log[-1], flush=True)

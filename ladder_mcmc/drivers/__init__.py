@@ -11,8 +11,9 @@ whole batch), with a private fast path for the leapfrog look-ahead kernels. Each
 chain draws its random numbers from its own stream (:class:`ChainStreams`), so
 every driver gives a chain the same numbers for the same step.
 
-Two switches, read when a run starts, change the time a run takes and never its
-draws: :data:`COMPILED` and :data:`FAST_PATH`.
+Three switches, read when a run starts, change the time a run takes and never its
+draws (the third, :data:`JAX_DRIVER`, up to XLA's rounding): :data:`COMPILED`,
+:data:`FAST_PATH` and :data:`JAX_DRIVER`.
 """
 
 from ladder_mcmc.drivers.contract import SCHEDULES, Driver, Schedule, driver_for
@@ -34,9 +35,17 @@ FAST_PATH: bool = True
 ``False``: always the generic ragged loop (the same draws, bit for bit, slower; for
 benchmarks and tests)."""
 
+JAX_DRIVER: bool | None = None
+"""Run the leapfrog fast path's kernels on a JAX target (``target.jax_potential``, set by
+``from_jax`` and ``from_pymc``) compiled whole by JAX, in blocks of steps
+(:mod:`ladder_mcmc.drivers._leapfrog_jax`)? ``True`` or ``False`` decide; ``None`` (the
+default) leaves it to the environment variable ``LADDER_MCMC_JAX`` (``"0"``: never,
+else on). The numpy fast path's draws to rounding (XLA's arithmetic, not numpy's)."""
+
 __all__ = [
     "COMPILED",
     "FAST_PATH",
+    "JAX_DRIVER",
     "SCHEDULES",
     "ChainRandom",
     "ChainStreams",

@@ -12,7 +12,9 @@ Two *schedules* of the same transitions exist (docs/design.md §9):
   (``lahmc``, ``hmc``: :func:`ladder_mcmc.drivers._leapfrog.applies_to`) run on
   a private fast path of this schedule, the same loop on plain arrays (its
   bookkeeping compiled by numba when available), draw for draw the generic
-  loop's trace.
+  loop's trace. On a target JAX can trace (``target.jax_potential``) the same loop
+  runs compiled whole by JAX, in blocks of steps (:mod:`ladder_mcmc.drivers._leapfrog_jax`:
+  the same draws to rounding).
 
 :func:`driver_for` is the only function that chooses among them;
 :func:`ladder_mcmc.sample` and :func:`ladder_mcmc.resume` call it and nothing else.
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from ladder_mcmc.drivers import _leapfrog
+from ladder_mcmc.drivers import _leapfrog, _leapfrog_jax
 from ladder_mcmc.drivers.ragged import run_ragged
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.drivers.synchronous import run_synchronous
@@ -81,7 +83,8 @@ def driver_for(kernel: Ladder, schedule: str) -> Driver:
     ``"synchronous"``: :func:`~ladder_mcmc.drivers.synchronous.run_synchronous`.
     ``"ragged"``: the leapfrog fast path when the kernel's parts declare it
     (:func:`ladder_mcmc.drivers._leapfrog.applies_to`) and
-    :data:`ladder_mcmc.drivers.FAST_PATH` is on, else the generic
+    :data:`ladder_mcmc.drivers.FAST_PATH` is on — compiled by JAX when the target is a
+    JAX one (:func:`ladder_mcmc.drivers._leapfrog_jax.applies_to`) — else the generic
     :func:`~ladder_mcmc.drivers.ragged.run_ragged`; the same draws either way.
 
     Raises
@@ -95,6 +98,8 @@ def driver_for(kernel: Ladder, schedule: str) -> Driver:
         return run_synchronous
     if schedule == "ragged":
         if drivers.FAST_PATH and _leapfrog.applies_to(kernel):
+            if _leapfrog_jax.applies_to(kernel):
+                return _leapfrog_jax.run
             return _leapfrog.run
         return run_ragged
     raise ValueError(f"schedule must be 'ragged' or 'synchronous', got {schedule!r}")

@@ -57,6 +57,10 @@ class CompiledTarget:
     centre : array (dim,) or None
         Where :meth:`initial_points` centres its draws (the model's own initial
         point, e.g. PyMC's); ``None`` is the origin.
+    jax_potential : callable or None
+        The energy of one point, ``x (dim,) -> E``, as a JAX function (``from_jax``,
+        ``from_pymc``), for drivers that compile the whole sampling loop with it
+        (:mod:`ladder_mcmc.drivers._leapfrog_jax`); None for other backends.
     """
 
     dim: int
@@ -64,6 +68,7 @@ class CompiledTarget:
     parameters: ParameterSpace | None = attrs.field(default=None, repr=False)
     backend: str = ""
     centre: np.ndarray | None = attrs.field(default=None, repr=False)
+    jax_potential: Callable | None = attrs.field(default=None, repr=False)
 
     def initial_points(self, n: int, rng: np.random.Generator, radius: float = 2.0) -> np.ndarray:
         """``n`` starting points (n, dim): uniform on ``centre ± radius`` in every

@@ -101,4 +101,4 @@ def from_jax(
             return shared(e), shared(g)
         return np.asarray(e), np.asarray(g)
 
-    return CompiledTarget(dim, evaluate, space, "jax")
+    return CompiledTarget(dim, evaluate, space, "jax", jax_potential=potential)
