@@ -2,7 +2,7 @@
 
 A real checkpoint (warm-up, a kernel state, draws over 4 kB) is damaged byte by
 byte: every 11th byte and every byte of the zip directory flipped (two masks),
-truncations every 29th byte. ``checkpoint.load`` must then either raise
+truncations every 29th byte (``-m slow``; the default run every 53rd and 97th). ``checkpoint.load`` must then either raise
 ``ValueError`` or, where the byte carries nothing read (a local header's copy of
 the CRC or the time stamp), return exactly the good file's content: the same
 metadata, structure, state classes, and every array of the same dtype, shape and
@@ -51,18 +51,28 @@ def content(meta: dict, trees: dict) -> tuple:
     return meta, structure, leaves
 
 
-def flips(good) -> list[tuple[int, int]]:
-    """(position, mask): every 11th byte and every byte of the zip directory, two masks."""
+def flips(good, stride: int = 11) -> list[tuple[int, int]]:
+    """(position, mask): every ``stride``-th byte and every byte of the zip directory, two
+    masks."""
     _, data, directory = good
-    positions = sorted(set(range(0, len(data), 11)) | set(range(directory, len(data))))
+    positions = sorted(set(range(0, len(data), stride)) | set(range(directory, len(data))))
     return [(i, mask) for i in positions for mask in (0xFF, 0x01)]
 
 
-def cuts(good) -> list[int]:
-    return list(range(0, len(good[1]), 29))
+def cuts(good, stride: int = 29) -> list[int]:
+    return list(range(0, len(good[1]), stride))
 
 
-def test_every_damage_is_a_value_error_or_the_same_content(good, tmp_path):
+# the default run damages every 53rd byte (and the whole directory) and cuts every 97th;
+# the slow run every 11th and 29th, as the module docstring says
+STRIDES = [
+    pytest.param(53, 97, id="sparse"),
+    pytest.param(11, 29, id="dense", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(("flip_stride", "cut_stride"), STRIDES)
+def test_every_damage_is_a_value_error_or_the_same_content(good, tmp_path, flip_stride, cut_stride):
     path, data, _ = good
     expected = content(*checkpoint.load(path))
     outcomes = {"refused": 0, "loaded": 0}
@@ -79,14 +89,14 @@ def test_every_damage_is_a_value_error_or_the_same_content(good, tmp_path):
     bad = tmp_path / "bad.npz"
     bad.write_bytes(data)
     with open(bad, "r+b") as fh:  # one byte patched in place (truncating a file is slow)
-        for i, mask in flips(good):
+        for i, mask in flips(good, flip_stride):
             fh.seek(i)
             fh.write(bytes([data[i] ^ mask]))
             fh.flush()
             check(f"byte {i} ^ {mask:#x}", bad)
             fh.seek(i)
             fh.write(data[i : i + 1])
-    for n in cuts(good):
+    for n in cuts(good, cut_stride):
         cut = tmp_path / f"first{n}.npz"
         cut.write_bytes(data[:n])
         check(f"first {n} bytes", cut)
