@@ -144,12 +144,12 @@ def run_ours(
     """The package's run; ``loop``: ``"numpy"`` (the Python/numpy driver) or ``"jax"``
     (the sampling loop compiled by JAX)."""
     from ladder_mcmc import drivers
-    from ladder_mcmc.drivers import _leapfrog_jax
+    from ladder_mcmc.drivers import jax_loop_compilations
 
     drivers.JAX_DRIVER = loop == "jax"
     init, sample_seed = m["init"](seed, chains)
     kw = {} if n_warmup is None else {"warmup": n_warmup}
-    traces = _leapfrog_jax.TRACES
+    traces = jax_loop_compilations()
     compiled, count = nuts_peers.compile_totals()
     with warnings.catch_warnings(record=True) as caught:  # counted, not shown
         warnings.simplefilter("always")
@@ -161,7 +161,7 @@ def run_ours(
     grads, warm = float(np.sum(trace.grad_evals)), float(np.sum(trace.warmup.grad_evals))
     rec = figures(trace.positions, grads, warm, wall, compiled_now - compiled)
     rec["compilations"] = count_now - count
-    rec["loop_compilations"] = _leapfrog_jax.TRACES - traces
+    rec["loop_compilations"] = jax_loop_compilations() - traces
     rec["warnings"] = sorted({type(w.message).__name__ for w in caught})
     return rec
 

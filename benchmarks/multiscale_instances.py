@@ -50,41 +50,7 @@ from ladder_mcmc import lahmc, sample
 from ladder_mcmc.diagnostics import ess_bulk
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
-
-try:
-    from ladder_mcmc.models import NealsFunnel as Funnel
-except ImportError:  # before the funnel branch is merged
-
-    @attrs.frozen
-    class Funnel:
-        """Neal's funnel, coordinates ``(v, x_1, …)``."""
-
-        dim: int = 10
-        scale: float = 3.0
-
-        def energy_and_grad(self, x):
-            x = np.asarray(x, dtype=float)
-            v, rest = x[:, 0], x[:, 1:]
-            with np.errstate(over="ignore", invalid="ignore"):
-                w = np.exp(-v)
-                half_ss = 0.5 * np.einsum("ij,ij->i", rest, rest)
-                e = v * v / (2 * self.scale**2) + 0.5 * (self.dim - 1) * v + w * half_ss
-                g = np.empty_like(x)
-                g[:, 0] = v / self.scale**2 + 0.5 * (self.dim - 1) - w * half_ss
-                g[:, 1:] = rest * w[:, None]
-            return e, g
-
-        def energy(self, x):
-            return self.energy_and_grad(x)[0]
-
-        def grad(self, x):
-            return self.energy_and_grad(x)[1]
-
-        def sample(self, n, rng):
-            v = self.scale * rng.standard_normal(n)
-            x = np.exp(v / 2)[:, None] * rng.standard_normal((n, self.dim - 1))
-            return np.concatenate([v[:, None], x], axis=1)
-
+from ladder_mcmc.models import NealsFunnel as Funnel
 
 NECK_FRACTION = 0.5 * math.erfc(5 / 3 / math.sqrt(2))  # P(v < −5) = Φ(−5/3)
 

@@ -28,7 +28,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import attrs
 import numpy as np
 
 try:
@@ -37,40 +36,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
-
-try:
-    from ladder_mcmc.models import NealsFunnel as Funnel
-except ImportError:  # before NealsFunnel is in the models
-
-    @attrs.frozen
-    class Funnel:
-        """Neal's funnel, coordinates ``(v, x_1, …)``."""
-
-        dim: int = 10
-        scale: float = 3.0
-
-        def energy_and_grad(self, x):
-            x = np.asarray(x, dtype=float)
-            v, rest = x[:, 0], x[:, 1:]
-            with np.errstate(over="ignore", invalid="ignore"):
-                w = np.exp(-v)
-                half_ss = 0.5 * np.einsum("ij,ij->i", rest, rest)
-                e = v * v / (2 * self.scale**2) + 0.5 * (self.dim - 1) * v + w * half_ss
-                g = np.empty_like(x)
-                g[:, 0] = v / self.scale**2 + 0.5 * (self.dim - 1) - w * half_ss
-                g[:, 1:] = rest * w[:, None]
-            return e, g
-
-        def energy(self, x):
-            return self.energy_and_grad(x)[0]
-
-        def grad(self, x):
-            return self.energy_and_grad(x)[1]
-
-        def sample(self, n, rng):
-            v = self.scale * rng.standard_normal(n)
-            x = np.exp(v / 2)[:, None] * rng.standard_normal((n, self.dim - 1))
-            return np.concatenate([v[:, None], x], axis=1)
+from ladder_mcmc.models import NealsFunnel as Funnel
 
 
 def neck_scale(x):

@@ -262,7 +262,8 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
     For a target with ``parameters``, the ``posterior`` group holds the model's
     variables, constrained, with their shapes (chain × draw × shape) and the
     unconstrained positions go to ``unconstrained_posterior`` (one variable ``x``);
-    otherwise the positions are the ``posterior``, one variable per parameter
+    ``names`` then name the constrained values one by one, as in :func:`summary`.
+    Otherwise the positions are the ``posterior``, one variable per parameter
     (``names``, default ``x0, x1, …``). Per-step rungs and gradient evaluations go
     to ``sample_stats``.
     """
@@ -276,10 +277,19 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
     groups: dict = {}
     unconstrained = None
     space = getattr(trace, "parameters", None)
-    if space is not None and names is None:
-        named = trace.named_draws()
-        groups["posterior"] = {n: np.swapaxes(v, 0, 1) for n, v in named.items()}
+    if space is not None:
         unconstrained = {"x": np.swapaxes(x, 0, 1)}
+        if names is None:
+            named = trace.named_draws()
+            groups["posterior"] = {n: np.swapaxes(v, 0, 1) for n, v in named.items()}
+        else:  # one variable per constrained value, as summary(trace, names) shows them
+            values = space.constrain(x)
+            names = list(names)
+            if len(names) != values.shape[2]:
+                raise ValueError(f"names has {len(names)} entries for {values.shape[2]} values")
+            groups["posterior"] = {
+                n: np.swapaxes(values[:, :, i], 0, 1) for i, n in enumerate(names)
+            }
     else:
         names = list(names) if names is not None else default_names(x.shape[2])
         if len(names) != x.shape[2]:

@@ -32,17 +32,29 @@ are the same either way, bit for bit; only the time differs (``benchmarks/result
 
 FAST_PATH: bool = True
 """Run the ragged schedule's leapfrog look-ahead kernels on their fast path?
-``False``: always the generic ragged loop (the same draws, bit for bit, slower; for
-benchmarks and tests)."""
+``False``: always the generic ragged loop (the numpy fast path's draws bit for bit,
+slower; for benchmarks and tests; on a JAX target the default loop is
+:data:`JAX_DRIVER`'s, whose draws agree with these to rounding)."""
 
 JAX_DRIVER: bool | None = None
 """Run the leapfrog fast path's kernels on a JAX target (``target.jax_potential``, set by
 ``from_jax`` and ``from_pymc``) compiled whole by JAX, in blocks of steps
 (:mod:`ladder_mcmc.drivers._leapfrog_jax`)? ``True`` or ``False`` decide; ``None`` (the
-default) leaves it to the environment variable ``LADDER_MCMC_JAX`` (``"0"``: never,
-else on). The numpy fast path's draws to rounding (XLA's arithmetic, not numpy's)."""
+default) leaves it to the environment variable ``LADDER_MCMC_JAX`` (``0``, ``false``,
+``no``, ``off``: never; ``1``, ``true``, ``yes``, ``on`` or unset: on; anything else is
+refused). The numpy fast path's draws to rounding (XLA's arithmetic, not numpy's)."""
+
+
+def jax_loop_compilations() -> int:
+    """How many times the JAX-compiled loop (:data:`JAX_DRIVER`) was compiled in this
+    process (for benchmarks: warm-up and sampling should share one)."""
+    from ladder_mcmc.drivers import _leapfrog_jax
+
+    return _leapfrog_jax.compilations()
+
 
 __all__ = [
+    "jax_loop_compilations",
     "COMPILED",
     "FAST_PATH",
     "JAX_DRIVER",

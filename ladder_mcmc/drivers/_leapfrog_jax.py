@@ -87,6 +87,22 @@ def potential_of(kernel: Ladder) -> Callable | None:
     return getattr(getattr(kernel.map, "target", None), "jax_potential", None)
 
 
+def environment_switch(value: str) -> bool:
+    """``LADDER_MCMC_JAX`` as a switch: ``1/true/yes/on`` or ``0/false/no/off`` (any case),
+    else a ``ValueError`` naming the value."""
+    word = value.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"LADDER_MCMC_JAX must be 1/true/yes/on or 0/false/no/off, got {value!r}")
+
+
+def compilations() -> int:
+    """How many times the compiled loop has been traced (compiled) in this process."""
+    return TRACES
+
+
 def applies_to(kernel: Ladder) -> bool:
     """Whether :func:`run` drives ``kernel``: the numpy fast path's kernels on a target with
     a ``jax_potential``, unless switched off (:data:`ladder_mcmc.drivers.JAX_DRIVER`
@@ -95,7 +111,7 @@ def applies_to(kernel: Ladder) -> bool:
 
     switch = drivers.JAX_DRIVER
     if switch is None:
-        switch = os.environ.get("LADDER_MCMC_JAX", "1") != "0"
+        switch = environment_switch(os.environ.get("LADDER_MCMC_JAX", "1"))
     if not switch or potential_of(kernel) is None:
         return False
     return _leapfrog.declared(kernel) is not None and importlib.util.find_spec("jax") is not None

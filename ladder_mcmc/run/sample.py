@@ -179,8 +179,17 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
         wall_time=run.wall_time,
         kernel=run.kernel.describe(),
         warmup=run.warm,
-        parameters=parameters_of(getattr(run.kernel.map, "target", None)),
+        parameters=parameters_of(target_of(run.kernel.map)),
     )
+
+
+def target_of(map_: Any) -> Any:
+    """The target of a map (``map.target``), or of the family of an auxiliary-law map
+    (``map.family.target``); None for a map without one."""
+    target = getattr(map_, "target", None)
+    if target is None:
+        target = getattr(getattr(map_, "family", None), "target", None)
+    return target
 
 
 def _json_roundtrip(description: dict) -> dict:

@@ -30,12 +30,21 @@ def test_fallthrough_rule_keeps_the_target_exactly():
     assert_exact(Ladder(LADDER, FallThroughMetropolisRule(), DirectionRefresh(Fraction(1, 3))))
 
 
-@pytest.mark.parametrize("schedule", ["synchronous", "ragged"])
 @pytest.mark.parametrize(
-    ("refresh", "n_steps"),
-    [(None, 1), (DirectionRefresh(Fraction(1, 4)), 3)],
-    ids=["1step", "3steps-refresh"],
-)
+    ("schedule", "refresh", "n_steps"),
+    [
+        pytest.param("synchronous", None, 1, id="1step-synchronous"),
+        pytest.param("ragged", None, 1, id="1step-ragged", marks=pytest.mark.slow),
+        pytest.param(
+            "synchronous",
+            DirectionRefresh(Fraction(1, 4)),
+            3,
+            id="3steps-refresh-synchronous",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param("ragged", DirectionRefresh(Fraction(1, 4)), 3, id="3steps-refresh-ragged"),
+    ],
+)  # the default run: one case per schedule; -m slow all four
 def test_fallthrough_rule_samples_like_lookahead_1(schedule, refresh, n_steps):
     kernel = Ladder(LADDER, FallThroughMetropolisRule(), refresh)
     for reference in (None, LookAhead(LADDER, 1, refresh)):

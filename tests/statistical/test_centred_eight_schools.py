@@ -13,7 +13,7 @@ What it does not check: the funnel's neck. ``log tau < −2`` holds 2.7 % of the
 posterior (``log_tau_posterior``), and these chains never go there (seeds 0–2, at
 ``target_prob`` 0.8 and 0.95 alike), which pulls the mean of ``tau`` up by 2–3 MCSE
 here and, at the default 0.8, the means of ``theta[3, 5, 6]`` down by up to 4 MCSE;
-``benchmarks/funnel.py`` reports that fraction. Marked slow: about 10 s.
+``benchmarks/funnel.py`` reports that fraction. Marked slow.
 """
 
 from __future__ import annotations

@@ -83,6 +83,12 @@ def from_jax(
                 "the function must return one floating-point scalar for a point of shape "
                 f"({dim},); it returned {out}"
             )
+        if out.dtype != jnp.float64:
+            raise ValueError(
+                f"the function returns {out.dtype}, not float64, for a float64 point of shape "
+                f"({dim},): the sampler's accept decisions need float64 (make its data and "
+                "constants float64 arrays)"
+            )
         batched = jax.jit(jax.vmap(jax.value_and_grad(potential)))
 
     config = jax.config

@@ -18,7 +18,7 @@ The seeds are ones on which no step's uniform lies within rounding of its thresh
 (not the case for the seeds below). The comparison is shown able to fail on mutants
 of the driver's source (the refresh's √(1−β) dropped, one rung short, the flipped
 momentum not negated, a non-finite rung not counted, the length uniform's order, the
-gradients of idle-batch rows scattered one row off). Time: about 15 s (compilations).
+gradients of idle-batch rows scattered one row off).
 """
 
 from __future__ import annotations
@@ -316,3 +316,12 @@ def test_idle_rows_mutant_is_caught(monkeypatch):
     )
     with pytest.raises(AssertionError):
         _assert_same_records(_different_steps(LOGISTIC, monkeypatch, mutant))
+
+
+def test_the_environment_switch_reads_the_usual_words_and_refuses_others():
+    from ladder_mcmc.drivers._leapfrog_jax import environment_switch
+
+    assert [environment_switch(w) for w in ("1", "TRUE", " yes", "on")] == [True] * 4
+    assert [environment_switch(w) for w in ("0", "false", "No", "OFF")] == [False] * 4
+    with pytest.raises(ValueError, match="LADDER_MCMC_JAX must be .* got 'maybe'"):
+        environment_switch("maybe")

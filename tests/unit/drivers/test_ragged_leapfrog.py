@@ -256,8 +256,19 @@ MUTANTS_COMPILED = {
 }
 
 
+# each case compiles the mutated module anew; the default run takes the unmutated one and
+# three mutants, -m slow the other three
+SLOW_MUTANTS = ("non-finite uncounted", "non-finite count not restarted", "flip keeps the rung")
+
+
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba absent")
-@pytest.mark.parametrize("name", ["unmutated", *MUTANTS_COMPILED])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_MUTANTS else name
+        for name in ["unmutated", *MUTANTS_COMPILED]
+    ],
+)
 def test_a_broken_compiled_driver_is_caught(name, monkeypatch):
     from ladder_mcmc.drivers import _leapfrog_numba
 

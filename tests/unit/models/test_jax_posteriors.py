@@ -7,7 +7,7 @@ unconstrained points, in float64.
 The values check the JAX version against the numpy one term for term; the gradients
 check the hand-derived numpy gradients against automatic differentiation. Mutants (one
 gradient component off by 0.1 %, a Jacobian term dropped) show the check can fail.
-About 3 s, most of it compiling one ``value_and_grad`` per model.
+Most of its time is compiling one ``value_and_grad`` per model.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The funnel's energy against ``scipy.stats`` log densities, its gradient against 
 differences, its exact draws against its exact moments. The centred eight schools: its
 gradient, its energy against the non-centred one under the change of variables
 ``theta = theta_trans · tau + mu`` (so both are the same posterior), its borrowed
-reference, and the quadrature of ``exact_moments`` against that reference. About 1 s.
+reference, and the quadrature of ``exact_moments`` against that reference.
 """
 
 from __future__ import annotations

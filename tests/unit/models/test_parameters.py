@@ -119,3 +119,20 @@ def test_named_draws_summary_and_inference_data_use_the_targets_names():
     assert idata.unconstrained_posterior["x"].shape == (4, 40, 5)
     rows = az.summary(idata, kind="stats", round_to="none")
     np.testing.assert_allclose(rows["mean"].to_numpy(), s.mean, rtol=1e-12)
+    # names given: both name the constrained values, row for row
+    labels = ["a", "b", "c", "m", "t"]
+    renamed = to_inference_data(trace, labels)
+    rows = az.summary(renamed, kind="stats", round_to="none")
+    assert list(rows.index) == labels == summary(trace, labels).names
+    np.testing.assert_allclose(rows["mean"].to_numpy(), s.mean, rtol=1e-12)
+
+
+def test_a_map_with_an_auxiliary_law_keeps_its_targets_names():
+    from ladder_mcmc.hamiltonian import refined_lahmc
+    from ladder_mcmc.models import NealsFunnel
+
+    target = NealsFunnel(3)
+    init = target.sample(4, np.random.default_rng(0))
+    trace = sample(refined_lahmc(target, 0.5), init, 5, seed=0, checks=False)
+    assert trace.parameters.labels == ("v", "x[0]", "x[1]")
+    assert set(trace.named_draws()) == {"v", "x"}

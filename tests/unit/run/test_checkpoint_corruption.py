@@ -2,14 +2,15 @@
 
 A real checkpoint (warm-up, a kernel state, draws over 4 kB) is damaged byte by
 byte: every 11th byte and every byte of the zip directory flipped (two masks),
-truncations every 29th byte (``-m slow``; the default run every 53rd and 97th). ``checkpoint.load`` must then either raise
-``ValueError`` or, where the byte carries nothing read (a local header's copy of
-the CRC or the time stamp), return exactly the good file's content: the same
-metadata, structure, state classes, and every array of the same dtype, shape and
-bytes. Anything else — ``NotImplementedError`` from a damaged directory entry, a
-silently truncated array — fails. ``resume`` likewise refuses or continues
-exactly as from the good file, and so for a damaged header of a streamed draws
-file (its data rows carry no checksum; the last one is compared on resume).
+truncations every 29th byte (``-m slow``; the default run: every 53rd and 97th).
+``checkpoint.load`` must then either raise ``ValueError`` or, where the byte carries
+nothing read (a local header's copy of the CRC or the time stamp), return exactly the
+good file's content: the same metadata, structure, state classes, and every array of
+the same dtype, shape and bytes. Anything else — ``NotImplementedError`` from a
+damaged directory entry, a silently truncated array — fails. ``resume`` likewise
+refuses or continues exactly as from the good file, and so for a damaged header of a
+streamed draws file (its data rows carry no checksum; the last one is compared on
+resume).
 """
 
 from __future__ import annotations
