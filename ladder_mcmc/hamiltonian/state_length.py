@@ -33,6 +33,9 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.hamiltonian.kinetic import (
+    KineticEnergy,  # noqa: F401 - inherited __init__ annotations
+)
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
 from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily
 from ladder_mcmc.hamiltonian.metrics import Metric
