@@ -20,11 +20,15 @@ from ladder_mcmc.hamiltonian.jittered_length import integrate_lengths
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.ladder.auxiliary import MapFamily
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap, MapFamily
+from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
+from ladder_mcmc.ladder.kernel import Ladder
+from ladder_mcmc.ladder.rules import LookAheadRule
 from ladder_mcmc.models.targets import Target
 from ladder_mcmc.validation import attrs_converter, positive_finite
 
-__all__ = ["LeapfrogFamily", "phase_energy"]
+__all__ = ["LeapfrogFamily", "auxiliary_lahmc", "phase_energy"]
 
 
 def phase_energy(metric: KineticEnergy, state: PhaseState) -> np.ndarray:
@@ -94,3 +98,14 @@ class LeapfrogFamily(MapFamily):
             "step_size": float(self.step_size),
             **self.metric.describe(),
         }
+
+
+def auxiliary_lahmc(
+    family: LeapfrogFamily, law: AuxiliaryLaw, beta: float, look_ahead: int
+) -> Ladder:
+    """Look-ahead HMC on a leapfrog family whose parameter has the law ``law``:
+    ``Ladder(AuxiliaryMap(family, law), LookAheadRule(K),
+    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))``, the parameter redrawn
+    last (docs/design.md §14)."""
+    refresh = InnerRefresh(MomentumRefresh(beta, family.metric)) + AuxiliaryRefresh(law)
+    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh)

@@ -38,14 +38,11 @@ import numpy as np
 
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
-from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, phase_energy
+from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, auxiliary_lahmc, phase_energy
 from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
 from ladder_mcmc.ladder import batch
-from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap
-from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw
 from ladder_mcmc.ladder.kernel import Ladder
-from ladder_mcmc.ladder.rules import LookAheadRule
 from ladder_mcmc.models.targets import Target
 from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
 
@@ -261,5 +258,4 @@ def refined_lahmc(
     metric = Metric(inverse_mass)
     law = RefinementLaw(target, step_size, threshold, max_level, probe_steps, metric)
     family = RefinedLeapfrog(target, step_size, metric, n_steps, law)
-    refresh = InnerRefresh(MomentumRefresh(beta, metric)) + AuxiliaryRefresh(law)
-    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh)
+    return auxiliary_lahmc(family, law, beta, look_ahead)

@@ -37,13 +37,10 @@ from ladder_mcmc.hamiltonian.kinetic import (
     KineticEnergy,  # noqa: F401 - inherited __init__ annotations
 )
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
-from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily
+from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, auxiliary_lahmc
 from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
-from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap
-from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw
 from ladder_mcmc.ladder.kernel import Ladder
-from ladder_mcmc.ladder.rules import LookAheadRule
 from ladder_mcmc.models.targets import Target
 from ladder_mcmc.validation import (
     attrs_converter,
@@ -196,5 +193,4 @@ def state_length_lahmc(
     metric = Metric(inverse_mass)
     law = LocalLengthLaw(step_size, time, max_steps, low, scale)
     family = StateLengthLeapfrog(target, step_size, metric)
-    refresh = InnerRefresh(MomentumRefresh(beta, metric)) + AuxiliaryRefresh(law)
-    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh)
+    return auxiliary_lahmc(family, law, beta, look_ahead)
