@@ -391,12 +391,7 @@ class AuxiliaryLadder(FiniteLadder):
         if (backward.alpha * n + backward.inner).tolist() != list(base.inverse):
             raise ValueError("the family's backward does not invert its forward")  # (guarded)
         self.__attrs_init__(
-            base.permutation,
-            base.weights,
-            base.inverse,
-            base._perm,
-            base._inv,
-            base._log_w,
+            *base.ladder_fields(),
             family,
             law,
             aux,

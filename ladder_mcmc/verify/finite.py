@@ -132,6 +132,11 @@ class FiniteLadder(ReversibleMap):
             np.array([math.log(x.numerator) - math.log(x.denominator) for x in w]),
         )
 
+    def ladder_fields(self) -> tuple:
+        """The values of :class:`FiniteLadder`'s own fields, in order: what a subclass's
+        ``__attrs_init__`` starts with when it extends a ladder built by this class."""
+        return tuple(getattr(self, field.name) for field in attrs.fields(FiniteLadder))
+
     @classmethod
     def from_involutions(
         cls,
@@ -295,12 +300,7 @@ class InvolutionLadder(FiniteLadder):
         base = FiniteLadder(permutation, weights)
         f = _as_permutation("flip_permutation", flip_permutation)
         self.__attrs_init__(
-            base.permutation,
-            base.weights,
-            base.inverse,
-            base._perm,
-            base._inv,
-            base._log_w,
+            *base.ladder_fields(),
             f,
             np.array(f, dtype=np.int64),
         )

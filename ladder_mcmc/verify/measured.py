@@ -95,12 +95,7 @@ class MeasuredLadder(FiniteLadder):
         m_arr = np.array(m, dtype=object)
         log_m = _logs(m)
         self.__attrs_init__(
-            base.permutation,
-            base.weights,
-            base.inverse,
-            base._perm,
-            base._inv,
-            base._log_w,
+            *base.ladder_fields(),
             m,
             f,
             m_arr,
