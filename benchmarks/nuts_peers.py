@@ -3,8 +3,8 @@ targets and NumPyro runners (fixed draws: :func:`run_nuts`; a gradient budget:
 :func:`run_nuts_budget`).
 
 The JAX potentials are written term for term after the package's energies
-(``ladder_mcmc/models/targets.py``, ``ladder_mcmc/models/posteriors/eight_schools.py``;
-the centred eight schools through ``jax_log_density``):
+(``ladder_mcmc/models/targets.py``; both eight schools through the package's own
+``posteriors.jax_log_density``):
 NumPyro's ``potential_fn`` is ``E(x) = -log p(x)``, so the JAX log density is minus the
 package energy; :func:`check_potentials` verifies it at random points before any run.
 
@@ -87,6 +87,16 @@ def compile_totals() -> tuple[float, int]:
     return _compile_seconds[0], _compilations[0]
 
 
+def _count_run(jax) -> None:
+    """Count a finished run, and clear JAX's in-memory caches every :data:`CLEAR_EVERY`
+    runs: every run leaves new compiled loops there; kept, their code sections exhaust the
+    process's memory maps after some tens of runs (LLVM "Cannot allocate memory"), and
+    clearing after each run would re-trace everything."""
+    _runs[0] += 1
+    if _runs[0] % CLEAR_EVERY == 0:
+        jax.clear_caches()
+
+
 def potential(target):
     """The JAX potential ``x (dim,) -> E(x)`` of a package target (the NUTS peers)."""
     import jax.numpy as jnp
@@ -97,23 +107,7 @@ def potential(target):
     if isinstance(target, RoughWell):
         k, s1 = np.pi / target.sigma2, target.sigma1
         return lambda x: jnp.sum(x * x) / (2 * s1**2) + jnp.sum(jnp.cos(k * x))
-    if isinstance(target, EightSchoolsNoncentered):
-        y, sigma, j = jnp.asarray(target.y), jnp.asarray(target.sigma), target.y.shape[0]
-
-        def eight_schools(x):
-            tt, mu, log_tau = x[:j], x[j], x[j + 1]
-            tau = jnp.exp(log_tau)
-            theta = tt * tau + mu
-            return (
-                0.5 * jnp.sum(tt * tt)
-                + 0.5 * jnp.sum((theta - y) ** 2 / sigma**2)
-                + mu**2 / 50.0
-                + jnp.log1p((tau / 5.0) ** 2)
-                - log_tau
-            )
-
-        return eight_schools
-    if isinstance(target, EightSchoolsCentered):
+    if isinstance(target, (EightSchoolsNoncentered, EightSchoolsCentered)):
         log_p = jax_log_density(target)  # term for term after the numpy energy
         return lambda x: -log_p(x)
     if isinstance(target, NealsFunnel):
@@ -192,12 +186,7 @@ def run_nuts(
     wall = time.perf_counter() - start
     compile_s = _compile_seconds[0] - compiled
     step_size = np.asarray(mcmc.last_state.adapt_state.step_size)
-    # every run leaves new compiled loops in JAX's caches; kept, their code sections
-    # exhaust the process's memory maps after some tens of runs (LLVM "Cannot allocate
-    # memory"); clearing after each run would re-trace everything, so every few runs
-    _runs[0] += 1
-    if _runs[0] % CLEAR_EVERY == 0:
-        jax.clear_caches()
+    _count_run(jax)
     return {
         "positions": np.swapaxes(draws, 0, 1),
         "grads": float(steps.sum()),
@@ -265,9 +254,7 @@ def run_nuts_budget(
     wall = time.perf_counter() - start
     compile_s = _compile_seconds[0] - compiled
     step_size = np.asarray(mcmc.last_state.adapt_state.step_size)
-    _runs[0] += 1
-    if _runs[0] % CLEAR_EVERY == 0:
-        jax.clear_caches()
+    _count_run(jax)
     steps_all = np.concatenate(steps, axis=1)
     keep = within_budget(steps_all.sum(axis=0), budget - warm)
     steps_all = steps_all[:, :keep]
