@@ -39,7 +39,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import attrs
 import numpy as np
 
 try:
@@ -47,7 +46,7 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.diagnostics import ess_bulk
+from ladder_mcmc.diagnostics import GradientCounter, ess_bulk
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.models import NealsFunnel as Funnel
@@ -55,35 +54,11 @@ from ladder_mcmc.models import NealsFunnel as Funnel
 NECK_FRACTION = 0.5 * math.erfc(5 / 3 / math.sqrt(2))  # P(v < −5) = Φ(−5/3)
 
 
-@attrs.define
-class Counting:
-    """A target that counts its gradient rows (``grad`` and ``energy_and_grad``)."""
-
-    target: object
-    rows: int = 0
-
-    def energy(self, x):
-        return self.target.energy(x)
-
-    def grad(self, x):
-        self.rows += len(x)
-        return self.target.grad(x)
-
-    def energy_and_grad(self, x):
-        self.rows += len(x)
-        return self.target.energy_and_grad(x)
-
-
-def neck_scale(x):
-    """The funnel's local scale of the ``x_i``, ``e^{v/2}``."""
-    return np.exp(0.5 * np.asarray(x)[:, 0])
-
-
 KERNELS = {
     "lahmc": lambda t: lahmc(t),
     "lahmc, warm-up free": lambda t: lahmc(t),
     "length (hint)": lambda t: state_length_lahmc(
-        t, 0.05, time=1.5, max_steps=128, scale=neck_scale
+        t, 0.05, time=1.5, max_steps=128, scale=Funnel(10).local_scale
     ),
     "length (gradient)": lambda t: state_length_lahmc(t, 0.05, time=1.5, max_steps=128),
     "refined": lambda t: refined_lahmc(t, 0.4, n_steps=6, threshold=0.5, max_level=4),
@@ -104,7 +79,7 @@ def adapted(target, warm):
 
 def run(name: str, budget: int, seed: int, chains: int = 16, chunk: int = 25):
     """The kept draws of ``v`` (steps, chains) of a kernel within ``budget``, and its gradients."""
-    counting = Counting(Funnel(10))
+    counting = GradientCounter(Funnel(10))
     kernel = KERNELS[name](counting)
     init = Funnel(10).sample(chains, np.random.default_rng([seed, 0]))
     rng = np.random.default_rng([seed, 1])

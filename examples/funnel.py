@@ -39,11 +39,6 @@ from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.models import NealsFunnel as Funnel
 
 
-def neck_scale(x):
-    """The local scale of the ``x_i``: ``e^{v/2}``."""
-    return np.exp(0.5 * np.asarray(x)[:, 0])
-
-
 def report(label: str, trace) -> None:
     v = trace.positions[:, :, 0]
     grads = int(np.sum(trace.grad_evals))
@@ -68,7 +63,7 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the funnel's divergences and ESS warnings
         default = sample(lahmc(target), init, steps, seed=1, warmup=steps)
-        kernel = state_length_lahmc(target, 0.05, time=1.5, max_steps=128, scale=neck_scale)
+        kernel = state_length_lahmc(target, 0.05, time=1.5, max_steps=128, scale=target.local_scale)
         drawn = sample(kernel, init, steps, seed=1, warmup=0)
     print(f"Neal's funnel, 10-d, {chains} chains x {steps} steps (exact: E v = 0, Var v = 9)")
     report("lahmc(target), warm-up", default)

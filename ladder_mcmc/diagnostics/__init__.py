@@ -27,7 +27,11 @@ from ladder_mcmc.diagnostics.ess import (
     rank_rhat,
     split_rhat,
 )
-from ladder_mcmc.diagnostics.gradient import check_gradient, check_kernel_gradient
+from ladder_mcmc.diagnostics.gradient import (
+    GradientCounter,
+    check_gradient,
+    check_kernel_gradient,
+)
 from ladder_mcmc.diagnostics.rung_table import transition_table
 from ladder_mcmc.diagnostics.summary import (
     Summary,
@@ -38,6 +42,7 @@ from ladder_mcmc.diagnostics.summary import (
 )
 
 __all__ = [
+    "GradientCounter",
     "STATISTICS",
     "SamplingWarning",
     "Summary",

@@ -17,7 +17,7 @@ import numpy as np
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog
 from ladder_mcmc.ladder.kernel import LadderState
 
-__all__ = ["check_gradient", "check_kernel_gradient"]
+__all__ = ["GradientCounter", "check_gradient", "check_kernel_gradient"]
 
 GRADIENT_RTOL = 1e-3
 """Relative tolerance of :func:`check_gradient` (above the finite differences' rounding floor)."""
@@ -316,3 +316,43 @@ def check_kernel_gradient(kernel: Any, init: Any, max_points: int = 4) -> None:
     status, message = _examine(map_.target, x, every_point=True)
     if status == "wrong":  # other statuses: Ladder.init refuses these points, with its message
         raise ValueError(message)
+
+
+class GradientCounter:
+    """A target that counts the gradients it evaluates: ``rows``, one per point of every
+    ``grad`` or ``energy_and_grad`` call; energies alone are not counted.
+
+    To compare a kernel's recorded cost (``Trace.grad_evals``) with the work it did, or
+    to hold samplers to one gradient budget.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ladder_mcmc.models import IllConditionedGaussian
+    >>> counter = GradientCounter(IllConditionedGaussian(2))
+    >>> _ = counter.grad(np.zeros((3, 2))), counter.energy(np.zeros((5, 2)))
+    >>> counter.rows
+    3
+    """
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.rows = 0
+
+    @property
+    def dim(self) -> int | None:
+        return getattr(self.target, "dim", None)
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        return self.target.energy(x)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        self.rows += len(x)
+        return self.target.grad(x)
+
+    def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.rows += len(x)
+        both = getattr(self.target, "energy_and_grad", None)
+        if both is None:
+            return self.target.energy(x), self.target.grad(x)
+        return both(x)

@@ -391,6 +391,12 @@ class NealsFunnel:
         v = self.scale * z[:, 0]
         return np.column_stack([v, z[:, 1:] * np.exp(0.5 * v)[:, None]])
 
+    def local_scale(self, x: np.ndarray) -> np.ndarray:
+        """The scale of the ``x_i`` at positions ``x`` (chains, dim): ``e^{v/2}``, shape
+        (chains,) (a scale hint for
+        :func:`~ladder_mcmc.hamiltonian.state_length.state_length_lahmc`)."""
+        return np.exp(0.5 * np.asarray(x, dtype=float)[:, 0])
+
     @property
     def mean(self) -> np.ndarray:
         return np.zeros(self.dim)

@@ -6,16 +6,11 @@ for the tests.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.models import NealsFunnel as Funnel
 
-
-def neck_scale(x):
-    """The funnel's local scale ``e^{v/2}`` (the scale hint of ``LocalLengthLaw``)."""
-    return np.exp(0.5 * np.asarray(x)[:, 0])
+neck_scale = Funnel().local_scale  # e^{v/2}, the scale hint of LocalLengthLaw
 
 
 def length_kernel():

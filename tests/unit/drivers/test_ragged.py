@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, Leapfrog, MomentumRefresh, hmc, lahmc, sample
+from ladder_mcmc.diagnostics import GradientCounter
 from ladder_mcmc.ladder import PersistentUniformRule, ReducedFlipLookAheadRule
 from ladder_mcmc.models import FunctionTarget, RoughWell
 
@@ -47,20 +48,6 @@ def test_same_seed_gives_a_bit_identical_run(name, schedule):
     np.testing.assert_array_equal(a.final.state.x, a.positions[-1])
 
 
-class _CountingTarget:
-    """The rough well, counting chain-gradients (rows of every grad call)."""
-
-    def __init__(self):
-        self.rows = 0
-
-    def energy(self, x):
-        return WELL.energy(x)
-
-    def grad(self, x):
-        self.rows += len(x)
-        return WELL.grad(x)
-
-
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 @pytest.mark.parametrize("look_ahead", [1, 4])
 def test_grad_evals_count_every_gradient_computed(look_ahead, schedule):
@@ -70,7 +57,7 @@ def test_grad_evals_count_every_gradient_computed(look_ahead, schedule):
     only gradients are the ones of the initial positions (and, unless ``checks=False``,
     those of the gradient check before sampling).
     """
-    target = _CountingTarget()
+    target = GradientCounter(WELL)  # chain-gradients: rows of every grad call
     kernel = lahmc(FunctionTarget(target.energy, target.grad, dim=2), 1.0, 10, 0.1, look_ahead)
     trace = sample(kernel, X0, 80, seed=2, schedule=schedule, checks=False, warmup=0)
     assert target.rows == trace.grad_evals.sum() + len(X0)

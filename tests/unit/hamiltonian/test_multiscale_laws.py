@@ -18,29 +18,11 @@ import pytest
 from multiscale_funnel import Funnel, neck_scale
 
 from ladder_mcmc import Leapfrog, sample
+from ladder_mcmc.diagnostics import GradientCounter
 from ladder_mcmc.hamiltonian.refined_step import RefinementLaw, refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import LocalLengthLaw, state_length_lahmc
 
 FUNNEL = Funnel(3)
-
-
-@attrs.define
-class Counting:
-    """A target that counts the rows of its gradient evaluations."""
-
-    target: object
-    rows: int = 0
-
-    def energy(self, x):
-        return self.target.energy(x)
-
-    def grad(self, x):
-        self.rows += len(x)
-        return self.target.grad(x)
-
-    def energy_and_grad(self, x):
-        self.rows += len(x)
-        return self.target.energy_and_grad(x)
 
 
 def _states(kernel, n=32, seed=0):
@@ -112,7 +94,7 @@ def test_a_refined_rung_integrates_the_same_time_with_finer_steps():
 
 @pytest.mark.parametrize("which", ["length", "refined"])
 def test_cost_of_counts_the_map_and_the_law_at_the_new_rung(which):
-    counting = Counting(FUNNEL)
+    counting = GradientCounter(FUNNEL)
     if which == "length":
         kernel = state_length_lahmc(counting, 0.1, max_steps=20, scale=neck_scale)
     else:
@@ -132,7 +114,7 @@ def test_cost_of_counts_the_map_and_the_law_at_the_new_rung(which):
 
 
 def test_a_state_length_step_costs_what_the_trace_records():
-    counting = Counting(FUNNEL)
+    counting = GradientCounter(FUNNEL)
     kernel = state_length_lahmc(counting, 0.1, max_steps=20, scale=neck_scale)
     init = FUNNEL.sample(8, np.random.default_rng(1))
     counting.rows = 0
