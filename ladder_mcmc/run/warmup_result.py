@@ -113,10 +113,14 @@ class GroupedWarmup:
     def n_leapfrog(self) -> np.ndarray:
         return np.array([g.n_leapfrog for g in self.groups], dtype=np.int64)
 
+    def _unless_missing(self, name: str) -> np.ndarray | None:
+        """Each group's ``name`` as a float array; None if any group has none."""
+        values = [getattr(g, name) for g in self.groups]
+        return None if any(v is None for v in values) else np.array(values, dtype=float)
+
     @property
     def beta(self) -> np.ndarray | None:
-        betas = [g.beta for g in self.groups]
-        return None if any(b is None for b in betas) else np.array(betas, dtype=float)
+        return self._unless_missing("beta")
 
     @property
     def trajectory_length(self) -> np.ndarray:
@@ -132,8 +136,7 @@ class GroupedWarmup:
 
     @property
     def largest_eigenvalue(self) -> np.ndarray | None:
-        values = [g.largest_eigenvalue for g in self.groups]
-        return None if any(v is None for v in values) else np.array(values, dtype=float)
+        return self._unless_missing("largest_eigenvalue")
 
     @property
     def flip_fraction(self) -> np.ndarray:
