@@ -97,8 +97,8 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     # the step's starting state at stage 0, the previous rung afterwards. A stage
     # that restarts from the starting state later in the step (e.g. the backward
     # rungs of the reduced-flip rule) "jumps" back to `origin`.
-    jump_tab = np.array([p[0] and s > 0 for s, p in enumerate(plan)])
-    origin_tab = np.array([p[0] for p in plan])  # a stage computed from the starting state
+    origin_tab = np.array([p[0] for p in plan], dtype=bool)  # a stage from the starting state
+    jump_tab = origin_tab & (np.arange(len(plan)) > 0)
     any_jump = bool(jump_tab.any())
     sign_tab = np.array([p[1] for p in plan], dtype=np.int8)
     all_forward = bool(np.all(sign_tab == 1))
