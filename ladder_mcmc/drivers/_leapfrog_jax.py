@@ -18,7 +18,7 @@ gradient. This driver runs the same ragged schedule inside one compiled call per
   ends when every chain has taken its steps of the block. Chains that have taken
   theirs idle; once at most a half, a quarter or an eighth of the batch is still
   moving, the gradient is taken on that many rows only (gathered, a ``lax.switch``),
-  so that on a costly target the short blocks of warm-up do not pay for idle chains
+  so that on a costly target warm-up's short blocks do not pay for idle chains
   (the numpy path's batches shrink the same way). Per chain these are the
   operations of :meth:`Leapfrog.integrate <ladder_mcmc.hamiltonian.leapfrog.Leapfrog.integrate>`
   in their order;
@@ -27,19 +27,25 @@ gradient. This driver runs the same ragged schedule inside one compiled call per
   fast path consumes them — per step: the momentum's ``dim`` normals, then the
   length's uniform (a ``LengthJitter``), then the next step's uniform (only if the
   chain goes on to another step of the run) — so a chain gets the same numbers for
-  the same step as with every other driver; the momenta ``√β M^{1/2} z`` and the
-  lengths are computed in numpy, as the numpy fast path computes them;
-* ``ε``, ``n``, ``K``, ``√(1−β)``, the inverse mass and the lengths are traced
+  the same step as with every other driver; the momenta ``√β M^{1/2} z`` are computed
+  in numpy, the lengths ``M − w + ⌊u (2w + 1)⌋`` in the loop, as the numpy path does;
+* a call runs in sub-blocks of ``every`` steps per chain (for sampling one, the whole
+  call). For warm-up (:func:`run_adapting`), after each sub-block dual averaging takes
+  each of its steps' fraction of chains on the first rung and sets the next sub-block's
+  ``ε`` and ``(M, w)`` (:mod:`ladder_mcmc.drivers.step_control`), the arithmetic of
+  :class:`~ladder_mcmc.run.step_size.DualAveraging`: warm-up's blocks of a few steps
+  cost no call each;
+* ``ε``, ``K``, ``√(1−β)``, the inverse mass, the lengths and the control are traced
   arguments: warm-up's changing parameters do not recompile; a compilation is made
   per target, number of chains, dimension, kind of metric (diagonal — the identity
-  as a diagonal of ones — or dense) and whether the momentum is refreshed
-  (:data:`TRACES` counts them);
+  as a diagonal of ones — or dense), whether the momentum is refreshed and how the
+  lengths are drawn (:data:`TRACES` counts them);
 * a non-finite rung (position, momentum, gradient, energy or log density) has
   density zero and is counted in the step's non-finite rungs, as in the numpy path.
 
 The steps of a block go to the recorder when the call returns, then progress is
 reported: an interrupted run keeps every block finished before the interruption,
-and ``until`` (checkpoints, warm-up blocks) is honoured per chain. Its arithmetic is
+and ``until`` (checkpoints, warm-up's windows) is honoured per chain. Its arithmetic is
 XLA's, not numpy's: the positions agree with the numpy fast path to rounding, the
 rung codes exactly unless a uniform falls within rounding of its threshold
 (``tests/unit/drivers/test_leapfrog_jax.py``).
@@ -62,9 +68,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ladder_mcmc.drivers import _leapfrog
-from ladder_mcmc.drivers._leapfrog_origin import _assemble, initial_origin
+from ladder_mcmc.drivers._jax_host import (
+    control_after,
+    control_argument,
+    final_state,
+    metric_argument,
+    record_block,
+)
+from ladder_mcmc.drivers._leapfrog_origin import initial_origin
+from ladder_mcmc.drivers.step_control import StepSizeControl
 from ladder_mcmc.drivers.streams import ChainStreams
-from ladder_mcmc.hamiltonian.jittered_length import lengths_of
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 if TYPE_CHECKING:
@@ -117,22 +130,17 @@ def applies_to(kernel: Ladder) -> bool:
     return _leapfrog.declared(kernel) is not None and importlib.util.find_spec("jax") is not None
 
 
-def _metric_argument(inverse_mass, dim: int) -> tuple[str, np.ndarray]:
-    """The compiled loop's kind of metric and its ``M⁻¹`` argument: ``"diagonal"`` for the
-    identity too (a vector of ones: ``p · 1`` is ``p`` exactly, and warm-up's switch
-    from the identity to an adapted diagonal mass does not compile again), or
-    ``"dense"``."""
-    if inverse_mass is None:
-        return "diagonal", np.ones(dim)
-    return ("diagonal" if np.ndim(inverse_mass) == 1 else "dense"), np.asarray(
-        inverse_mass, dtype=np.float64
-    )
-
-
 @lru_cache(maxsize=16)
-def _block_function(potential: Callable, metric: str, refresh: str):
-    """The jitted block of steps for ``potential``, a kind of metric and of refresh
-    (``"none"``, ``"momentum"``): ``(state, parameters, numbers) -> (state, outputs)``."""
+def _block_function(potential: Callable, metric: str, refresh: str, lengths: str):
+    """The jitted block of steps for ``potential``, a kind of metric, of refresh
+    (``"none"``, ``"momentum"``) and of lengths (``"law"``: each step's ``n`` from its
+    uniform and the current ``(M, w)``; ``"fixed"``: ``n = M``; ``"own"``: each chain
+    keeps its ``n``): ``(state, params, numbers, control) -> (state, outputs, control)``.
+
+    The block runs in sub-blocks of ``control["every"]`` steps per chain; after each,
+    with ``control["adapt"]``, dual averaging takes the sub-block's steps and sets the
+    next one's ``ε`` and ``(M, w)`` (:mod:`ladder_mcmc.drivers.step_control`).
+    """
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -147,11 +155,11 @@ def _block_function(potential: Callable, metric: str, refresh: str):
     def minus_half_pp(p, m):
         return jnp.sum(p * velocity(p, m), axis=1) * -0.5
 
-    def block(state, params, numbers):
+    def block(state, params, numbers, control):
         global TRACES
         TRACES += 1  # runs only when JAX traces: one count per compilation
-        eps, rungs, keep, m = params
-        noise, u_next, next_len, limit = numbers
+        rungs, keep, m = params
+        noise, u_next, u_len, limit = numbers
         n, width = noise.shape[0], noise.shape[1]
         rows = jnp.arange(n)
         dim = state["x0"].shape[1]
@@ -161,102 +169,6 @@ def _block_function(potential: Callable, metric: str, refresh: str):
             "draw": jnp.zeros((n, width + 1, dim)),
             "stats": jnp.zeros((n, width + 1, 4), dtype=jnp.int64),
         }
-
-        half = 0.5 * eps
-
-        def begin(x, p, g):
-            """A rung's first half kick and drift, from ``(x, p, ∂E/∂x)``."""
-            p = p - half * g
-            return x + eps * velocity(p, m), p
-
-        def rung_end(st, out, x, p, e, g, ends):
-            """The chains ``ends`` have finished a rung at ``(x, p, E, ∂E/∂x)``: the rule,
-            and for the chains that decide, the record, refresh, next length and uniform;
-            every such chain then begins its next rung."""
-            lp = minus_half_pp(p, m) - e
-            finite = (
-                jnp.isfinite(x).all(axis=1)
-                & jnp.isfinite(p).all(axis=1)
-                & jnp.isfinite(g).all(axis=1)
-                & jnp.isfinite(e)
-                & jnp.isfinite(lp)
-            )
-            lp = jnp.where(finite, lp, -jnp.inf)
-            bad = st["nf"] + (~finite).astype(jnp.int64)
-            stop = st["u"] < jnp.exp(lp - st["lp0"])
-            done = ends & (stop | (st["stage"] == rungs - 1))
-            goes = ends & ~done  # on to the next rung of the same step
-            # the decided chains' next state: the rung, or the flipped origin
-            s2 = stop[:, None]
-            xn = jnp.where(s2, x, st["x0"])
-            pn = jnp.where(s2, p, -st["p0"])
-            gn = jnp.where(s2, g, st["g0"])
-            en = jnp.where(stop, e, st["e0"])
-            lpn = jnp.where(stop, lp, st["lp0"])
-            column = jnp.where(done, st["s"], width)  # column `width`: discarded
-            moves = st["stage"] + 1
-            stats = jnp.stack([jnp.where(stop, moves, 0), moves, bad, st["n"]], axis=1)
-            out = {
-                "draw": out["draw"].at[rows, column].set(xn),
-                "stats": out["stats"].at[rows, column].set(stats),
-            }
-            # the refresh, the next length and the next step's uniform
-            s_now = jnp.minimum(st["s"], width - 1)
-            if refresh == "none":
-                p_ref, lp_ref = pn, lpn
-            else:
-                # (a full refresh: keep = 0, and 0·p + z is z exactly for a finite p)
-                p_ref = keep * pn + noise[rows, s_now]
-                lp_ref = minus_half_pp(p_ref, m) - en
-            d2, g2 = done[:, None], goes[:, None]
-            # the next rung starts from the decided state, or from this rung
-            xs = jnp.where(d2, xn, x)
-            gs = jnp.where(d2, gn, g)
-            x_next, p_next = begin(xs, jnp.where(d2, p_ref, p), gs)
-            new = {
-                "x0": jnp.where(d2, xn, st["x0"]),
-                "p0": jnp.where(d2, p_ref, st["p0"]),
-                "g0": jnp.where(d2, gn, st["g0"]),
-                "e0": jnp.where(done, en, st["e0"]),
-                "lp0": jnp.where(done, lp_ref, st["lp0"]),
-                "u": jnp.where(done, u_next[rows, s_now], st["u"]),
-                "n": jnp.where(done, next_len[rows, s_now], st["n"]),
-                "x": jnp.where(ends[:, None], x_next, st["x"]),
-                "p": jnp.where(ends[:, None], p_next, st["p"]),
-                "j": jnp.where(ends, 0, st["j"]),
-                "stage": jnp.where(done, 0, jnp.where(g2[:, 0], st["stage"] + 1, st["stage"])),
-                "nf": jnp.where(done, 0, jnp.where(goes, bad, st["nf"])),
-                "s": st["s"] + done,
-                "flips": st["flips"] + (done & ~stop),
-            }
-            return new, out
-
-        def body(carry):
-            """One gradient for every chain: a kick and drift inside a rung, or its end."""
-            st, out = carry
-            active = st["s"] < limit
-            e, g = gradients(st["x"], active)
-            j = st["j"] + 1
-            ends = active & (j >= st["n"])
-            inside = (active & ~ends)[:, None]
-            p_mid = st["p"] - eps * g
-            x_mid = st["x"] + eps * velocity(p_mid, m)
-            st = {
-                **st,
-                "x": jnp.where(inside, x_mid, st["x"]),
-                "p": jnp.where(inside, p_mid, st["p"]),
-                "j": jnp.where(active, j, st["j"]),
-            }
-
-            def finish_rungs(args):
-                st, out = args
-                x, p = carry[0]["x"], carry[0]["p"] - half * g
-                return rung_end(st, out, x, p, e, g, ends)
-
-            return lax.cond(jnp.any(ends), finish_rungs, lambda args: args, (st, out))
-
-        def going(carry):
-            return jnp.any(carry[0]["s"] < limit)
 
         # the gradient on the active rows only, gathered into a batch of n/2, n/4 or n/8
         # rows when they fit (chains that have taken their steps of the block idle; on a
@@ -280,18 +192,169 @@ def _block_function(potential: Callable, metric: str, refresh: str):
             branches += [on_rows(size) for size in sizes[1:]]
             return lax.switch(branch, branches, x, active)
 
-        # every chain begins a step: its first rung from its origin
-        x, p = begin(state["x0"], state["p0"], state["g0"])
+        def run_to(st, out, stop, eps, centre, half_width):
+            """Every chain, from the start of a step, on until it has taken its steps
+            ``< stop`` at step size ``eps`` (lengths ``(centre, half_width)``)."""
+            half = 0.5 * eps
+
+            def begin(x, p, g):
+                """A rung's first half kick and drift, from ``(x, p, ∂E/∂x)``."""
+                p = p - half * g
+                return x + eps * velocity(p, m), p
+
+            def next_length(s_now, n_now):
+                if lengths == "law":
+                    width_k = 2 * half_width + 1
+                    return (centre - half_width) + jnp.floor(u_len[rows, s_now] * width_k).astype(
+                        jnp.int64
+                    )
+                if lengths == "fixed":
+                    return jnp.full(n, centre, dtype=jnp.int64)
+                return n_now
+
+            def rung_end(st, out, x, p, e, g, ends):
+                """The chains ``ends`` have finished a rung at ``(x, p, E, ∂E/∂x)``: the
+                rule, and for the chains that decide, the record, refresh, next length and
+                uniform; every such chain then begins its next rung."""
+                lp = minus_half_pp(p, m) - e
+                finite = (
+                    jnp.isfinite(x).all(axis=1)
+                    & jnp.isfinite(p).all(axis=1)
+                    & jnp.isfinite(g).all(axis=1)
+                    & jnp.isfinite(e)
+                    & jnp.isfinite(lp)
+                )
+                lp = jnp.where(finite, lp, -jnp.inf)
+                bad = st["nf"] + (~finite).astype(jnp.int64)
+                stop_here = st["u"] < jnp.exp(lp - st["lp0"])
+                done = ends & (stop_here | (st["stage"] == rungs - 1))
+                goes = ends & ~done  # on to the next rung of the same step
+                # the decided chains' next state: the rung, or the flipped origin
+                s2 = stop_here[:, None]
+                xn = jnp.where(s2, x, st["x0"])
+                pn = jnp.where(s2, p, -st["p0"])
+                gn = jnp.where(s2, g, st["g0"])
+                en = jnp.where(stop_here, e, st["e0"])
+                lpn = jnp.where(stop_here, lp, st["lp0"])
+                column = jnp.where(done, st["s"], width)  # column `width`: discarded
+                moves = st["stage"] + 1
+                stats = jnp.stack([jnp.where(stop_here, moves, 0), moves, bad, st["n"]], axis=1)
+                out = {
+                    "draw": out["draw"].at[rows, column].set(xn),
+                    "stats": out["stats"].at[rows, column].set(stats),
+                }
+                # the refresh, the next length and the next step's uniform
+                s_now = jnp.minimum(st["s"], width - 1)
+                if refresh == "none":
+                    p_ref, lp_ref = pn, lpn
+                else:
+                    # (a full refresh: keep = 0, and 0·p + z is z exactly for a finite p)
+                    p_ref = keep * pn + noise[rows, s_now]
+                    lp_ref = minus_half_pp(p_ref, m) - en
+                d2, g2 = done[:, None], goes[:, None]
+                # the next rung starts from the decided state, or from this rung
+                xs = jnp.where(d2, xn, x)
+                gs = jnp.where(d2, gn, g)
+                x_next, p_next = begin(xs, jnp.where(d2, p_ref, p), gs)
+                new = {
+                    "x0": jnp.where(d2, xn, st["x0"]),
+                    "p0": jnp.where(d2, p_ref, st["p0"]),
+                    "g0": jnp.where(d2, gn, st["g0"]),
+                    "e0": jnp.where(done, en, st["e0"]),
+                    "lp0": jnp.where(done, lp_ref, st["lp0"]),
+                    "u": jnp.where(done, u_next[rows, s_now], st["u"]),
+                    "n": jnp.where(done, next_length(s_now, st["n"]), st["n"]),
+                    "x": jnp.where(ends[:, None], x_next, st["x"]),
+                    "p": jnp.where(ends[:, None], p_next, st["p"]),
+                    "j": jnp.where(ends, 0, st["j"]),
+                    "stage": jnp.where(done, 0, jnp.where(g2[:, 0], st["stage"] + 1, st["stage"])),
+                    "nf": jnp.where(done, 0, jnp.where(goes, bad, st["nf"])),
+                    "s": st["s"] + done,
+                    "flips": st["flips"] + (done & ~stop_here),
+                }
+                return new, out
+
+            def body(carry):
+                """One gradient for every chain: a kick and drift inside a rung, or its end."""
+                st, out = carry
+                active = st["s"] < stop
+                e, g = gradients(st["x"], active)
+                j = st["j"] + 1
+                ends = active & (j >= st["n"])
+                inside = (active & ~ends)[:, None]
+                p_mid = st["p"] - eps * g
+                x_mid = st["x"] + eps * velocity(p_mid, m)
+                st = {
+                    **st,
+                    "x": jnp.where(inside, x_mid, st["x"]),
+                    "p": jnp.where(inside, p_mid, st["p"]),
+                    "j": jnp.where(active, j, st["j"]),
+                }
+
+                def finish_rungs(args):
+                    st, out = args
+                    x, p = carry[0]["x"], carry[0]["p"] - half * g
+                    return rung_end(st, out, x, p, e, g, ends)
+
+                return lax.cond(jnp.any(ends), finish_rungs, lambda args: args, (st, out))
+
+            # every chain begins a step: its first rung from its origin
+            x, p = begin(st["x0"], st["p0"], st["g0"])
+            st = {**st, "x": x, "p": p}
+            return lax.while_loop(lambda c: jnp.any(c[0]["s"] < stop), body, (st, out))
+
+        def adapt_after(dual, out, first, last):
+            """Dual averaging over the steps ``first .. last − 1`` (every chain's), then the
+            next sub-block's ``ε`` and lengths (:mod:`ladder_mcmc.drivers.step_control`)."""
+
+            def update(s, d):
+                # count / n in float64, as numpy's mean of booleans (jnp.mean: float32)
+                stat = jnp.sum(out["stats"][:, s, 0] == 1).astype(jnp.float64) / n
+                t = d["t"] + 1
+                eta = 1.0 / (t + control["t0"])
+                h_bar = (1 - eta) * d["h_bar"] + eta * (control["target"] - stat)
+                log_eps = control["mu"] - jnp.sqrt(t) / control["gamma"] * h_bar
+                w = jnp.power(t.astype(jnp.float64), -control["kappa"])
+                log_eps_bar = w * log_eps + (1 - w) * d["log_eps_bar"]
+                return {**d, "t": t, "h_bar": h_bar, "log_eps": log_eps, "log_eps_bar": log_eps_bar}
+
+            new = lax.fori_loop(first, last, update, dual)
+            centre = jnp.round(control["time"] / jnp.exp(new["log_eps_bar"]))
+            centre = jnp.clip(centre, 1, control["max_n"]).astype(jnp.int64)
+            follow = control["follow"]
+            return {
+                **new,
+                "eps": jnp.exp(new["log_eps"]),
+                "centre": jnp.where(follow, centre, dual["centre"]),
+                "half": jnp.where(
+                    follow,
+                    jnp.floor(control["jitter"] * (centre - 1)).astype(jnp.int64),
+                    dual["half"],
+                ),
+            }
+
+        def sub_block(carry):
+            st, out, dual, first = carry
+            stop = jnp.minimum(first + control["every"], limit)
+            if lengths == "fixed":  # the next step's n is the current M
+                st = {**st, "n": jnp.full(n, dual["centre"], dtype=jnp.int64)}
+            st, out = run_to(st, out, stop, dual["eps"], dual["centre"], dual["half"])
+            last = jnp.where(control["adapt"], jnp.max(stop), first)  # sampling: no update
+            adapted = adapt_after(dual, out, first, last)
+            dual = {k: jnp.where(control["adapt"], adapted[k], dual[k]) for k in dual}
+            return st, out, dual, first + control["every"]
+
         state = {
             **state,
-            "x": x,
-            "p": p,
+            "x": state["x0"],
+            "p": state["p0"],
             **{k: jnp.zeros(n, dtype=jnp.int64) for k in ("j", "s", "stage", "nf")},
         }
-        state, outputs = lax.while_loop(going, body, (state, outputs))
+        carry = (state, outputs, control["dual"], jnp.zeros((), dtype=jnp.int64))
+        state, outputs, dual, _ = lax.while_loop(lambda c: jnp.any(c[3] < limit), sub_block, carry)
         # between blocks every chain is at the start of a step: its origin is its state
         state = {k: state[k] for k in _CARRIED}
-        return state, outputs
+        return state, outputs, dual
 
     return jax.jit(block)
 
@@ -302,12 +365,13 @@ def _draw_numbers(kp, streams, limit, going_on, dim, width):
     Per step: ``dim`` normals (a refresh), a length's uniform (a ``LengthJitter``), the
     next step's uniform (unless it is the chain's last step of the run, ``going_on``
     false for its last step of the block). Returns the momenta ``√β M^{1/2} z``, the
-    next uniforms and the next lengths, each (chains, width, ...).
+    next uniforms and the length uniforms (zero without a length law), each
+    (chains, width, ...); the compiled loop turns the last into lengths.
     """
     n = limit.size
     noise = np.zeros((n, width, dim))
     u_next = np.zeros((n, width))
-    next_len = np.zeros((n, width), dtype=np.int64)
+    u_len = np.zeros((n, width))
     law = kp.lengths is not None
     per_step = 1 + law
     if np.all(limit == limit[0]) and np.all(going_on == going_on[0]):
@@ -334,8 +398,8 @@ def _draw_numbers(kp, streams, limit, going_on, dim, width):
             u = u.reshape(size, b, per_step)
             u_next[rows, :b] = u[:, :, -1]
             if law:
-                next_len[rows, :b] = lengths_of(u[:, :, 0], *kp.lengths)
-    return noise, u_next, next_len
+                u_len[rows, :b] = u[:, :, 0]
+    return noise, u_next, u_len
 
 
 def run(
@@ -352,37 +416,70 @@ def run(
     :func:`applies_to`: the numpy fast path's steps (:func:`ladder_mcmc.drivers._leapfrog.run`),
     in compiled blocks of at most :data:`BLOCK` steps per chain.
     """
+    return _in_x64(kernel, ks, recorder, streams, on_progress, until, None)[0]
+
+
+def run_adapting(
+    kernel: Ladder,
+    ks: LadderState,
+    recorder: StepRecorder,
+    streams: ChainStreams,
+    control: StepSizeControl,
+    until: int | None = None,
+) -> tuple[LadderState, StepSizeControl]:
+    """:func:`run` in blocks of ``control.every`` steps, dual averaging of ``ε`` (and ``M``
+    following it) between them, inside the compiled calls (:mod:`ladder_mcmc.drivers.step_control`).
+
+    Every chain must have taken as many steps (``recorder.steps_done``). Returns the
+    chains' state and ``control`` with its dual-averaging state after the last block; the
+    recorder gets each step's cost (leapfrog steps per map application) whatever the map.
+
+    Raises
+    ------
+    ValueError
+        If the chains have taken different numbers of steps, or ``control.every`` is not
+        in ``1 .. BLOCK``.
+    """
+    if not 1 <= control.every <= BLOCK:
+        raise ValueError(f"control.every must be in 1 .. {BLOCK}, got {control.every!r}")
+    done = np.asarray(recorder.steps_done)
+    if done.size and np.any(done != done[0]):
+        raise ValueError(
+            f"run_adapting needs every chain at the same step, got steps_done {done.tolist()}"
+        )
+    return _in_x64(kernel, ks, recorder, streams, None, until, control)
+
+
+def _in_x64(kernel, ks, recorder, streams, on_progress, until, control):
     import jax
 
     if jax.config.jax_enable_x64:
-        return _run(kernel, ks, recorder, streams, on_progress, until)
+        return _run(kernel, ks, recorder, streams, on_progress, until, control)
     with jax.enable_x64(True):
-        return _run(kernel, ks, recorder, streams, on_progress, until)
+        return _run(kernel, ks, recorder, streams, on_progress, until, control)
 
 
-def _run(kernel, ks, recorder, streams, on_progress, until):
-    """:func:`run`, with JAX in float64."""
+def _run(kernel, ks, recorder, streams, on_progress, until, control):
+    """:func:`run` (``control`` None) or :func:`run_adapting`, with JAX in float64."""
     kind = _leapfrog.declared(kernel)
     kp = _leapfrog._Parameters.of(kernel, kind)
     target = min(recorder.n_steps, recorder.n_steps if until is None else until)
     steps_done = recorder.steps_done.astype(np.int64)
     n, dim = ks.state.x.shape
     if not np.any(steps_done < target):
-        return ks
+        return ks, control
     origin, p_start = initial_origin(ks, streams, steps_done < target, kp.jittered)
     direction = np.asarray(ks.direction, dtype=np.int8)
     inverse_mass = kind.metric.inverse_mass
-    metric, m = _metric_argument(inverse_mass, dim)
+    metric, m = metric_argument(inverse_mass, dim)
     refresh = "momentum" if kp.refresh else "none"
-    block = _block_function(potential_of(kernel), metric, refresh)
+    lengths = "law" if kp.lengths is not None else ("own" if kp.jittered else "fixed")
+    block = _block_function(potential_of(kernel), metric, refresh, lengths)
     # numpy arguments throughout: jit's dispatch converts them faster than jnp.asarray
-    # (warm-up calls the driver for blocks of a few steps)
-    params = (
-        np.float64(kp.eps),
-        np.int64(kp.rungs),
-        np.float64(0.0 if kp.keep_coef is None else kp.keep_coef),
-        m,
-    )
+    params = (np.int64(kp.rungs), np.float64(0.0 if kp.keep_coef is None else kp.keep_coef), m)
+    ctl = control_argument(kp, control, BLOCK)
+    # steps per call: whole sub-blocks of adaptation
+    per_call = BLOCK if control is None else BLOCK // control.every * control.every
     cx, cg, ce = slice(0, dim), slice(2 * dim, 3 * dim), 3 * dim
     lengths0 = origin[:, 3 * dim + 3].astype(np.int64) if kp.jittered else np.full(n, kp.n_leapfrog)
     state = {
@@ -395,49 +492,16 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         "n": lengths0,
         "flips": np.zeros(n, dtype=np.int64),
     }
-    # without a length law each chain keeps its n: the same lengths every step
-    fixed_len = np.broadcast_to(lengths0[:, None], (n, BLOCK))
     while np.any(steps_done < target):
-        limit = np.minimum(target - steps_done, BLOCK)
+        limit = np.minimum(target - steps_done, per_call)
         going_on = steps_done + limit < target
-        noise, u_next, next_len = _draw_numbers(kp, streams, limit, going_on, dim, BLOCK)
-        if kp.lengths is None:
-            next_len = fixed_len
-        state, out = block(state, params, (noise, u_next, next_len, limit))
-        _record(recorder, out, steps_done, limit, kp.jittered)
+        noise, u_next, u_len = _draw_numbers(kp, streams, limit, going_on, dim, BLOCK)
+        state, out, dual = block(state, params, (noise, u_next, u_len, limit), ctl)
+        ctl["dual"] = dual
+        record_block(recorder, out, steps_done, limit, kp.jittered or control is not None)
         steps_done = steps_done + limit
         if on_progress is not None:
             on_progress(recorder.completed())
     recorder.flush()
-    rows = np.empty((n, 3 * dim + 3 + kp.jittered))
-    p_final = np.asarray(state["p0"])
-    rows[:, cx], rows[:, dim : 2 * dim] = np.asarray(state["x0"]), -p_final
-    rows[:, cg], rows[:, ce], rows[:, ce + 1] = (
-        np.asarray(state["g0"]),
-        np.asarray(state["e0"]),
-        np.asarray(state["lp0"]),
-    )
-    rows[:, ce + 2] = np.asarray(state["u"])
-    if kp.jittered:
-        rows[:, ce + 3] = np.asarray(state["n"])
-    signs = np.where(np.asarray(state["flips"]) % 2 == 1, -1, 1).astype(np.int8)
-    return _assemble([(np.arange(n), rows, signs * direction)], dim)
-
-
-def _record(recorder, out, steps_done, limit, costs):
-    """Hand the block's steps to the recorder, step by step of the block (chains within)."""
-    draws, stats = np.asarray(out["draw"]), np.asarray(out["stats"])
-    b = int(limit.max())
-    if np.all(limit == b):  # the usual case: every chain took b steps
-        chains = np.tile(np.arange(limit.size), b)
-        steps = steps_done[chains] + np.repeat(np.arange(b), limit.size)
-        draw = np.swapaxes(draws[:, :b], 0, 1).reshape(-1, draws.shape[2])
-        stat = np.swapaxes(stats[:, :b], 0, 1).reshape(-1, 4)
-    else:
-        taken = np.arange(b)[:, None] < limit[None, :]  # (steps, chains)
-        s_idx, chains = np.nonzero(taken)
-        steps = steps_done[chains] + s_idx
-        draw = np.swapaxes(draws[:, :b], 0, 1)[taken]
-        stat = np.swapaxes(stats[:, :b], 0, 1)[taken]
-    cost = stat[:, 3] if costs else None
-    recorder.record(chains, steps, draw, stat[:, 0], stat[:, 1], stat[:, 2], cost)
+    final = final_state(state, direction, kp.jittered)
+    return final, None if control is None else control_after(control, ctl["dual"])

@@ -18,6 +18,8 @@ Two *schedules* of the same transitions exist (docs/design.md §9):
 
 :func:`driver_for` is the only function that chooses among them;
 :func:`ladder_mcmc.sample` and :func:`ladder_mcmc.resume` call it and nothing else.
+Warm-up asks :func:`adapting_driver_for` first: a driver that runs its blocks and their
+step-size updates in one call (:class:`AdaptingDriver`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from ladder_mcmc.drivers import _leapfrog, _leapfrog_jax
 from ladder_mcmc.drivers.ragged import run_ragged
+from ladder_mcmc.drivers.step_control import StepSizeControl
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.drivers.synchronous import run_synchronous
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -75,6 +78,38 @@ class Driver(Protocol):
         on_progress: Callable[[int], None] | None = None,
         until: int | None = None,
     ) -> LadderState: ...
+
+
+class AdaptingDriver(Protocol):
+    """Runs warm-up's blocks with dual averaging of ``ε`` between them, in one call:
+    ``(kernel, ks, recorder, streams, control, until) -> (LadderState, StepSizeControl)``.
+
+    The :class:`Driver` contract, every chain starting at the same step, run in blocks of
+    ``control.every`` steps: block ``b`` runs at the step size (and length) that
+    ``control`` (:class:`~ladder_mcmc.drivers.step_control.StepSizeControl`) gives after
+    the blocks before it, as if the driver were called block by block and ``control``
+    updated in between (to the rounding of the driver's arithmetic); it records every
+    step's cost, and returns ``control`` after the last block.
+    """
+
+    def __call__(
+        self,
+        kernel: Ladder,
+        ks: LadderState,
+        recorder: StepRecorder,
+        streams: ChainStreams,
+        control: StepSizeControl,
+        until: int | None = None,
+    ) -> tuple[LadderState, StepSizeControl]: ...
+
+
+def adapting_driver_for(kernel: Ladder, schedule: str) -> AdaptingDriver | None:
+    """The :class:`AdaptingDriver` for ``kernel`` on ``schedule`` when its driver
+    (:func:`driver_for`) is the loop compiled by JAX, else None (warm-up then calls the
+    driver block by block)."""
+    if driver_for(kernel, schedule) is _leapfrog_jax.run:
+        return _leapfrog_jax.run_adapting
+    return None
 
 
 def driver_for(kernel: Ladder, schedule: str) -> Driver:

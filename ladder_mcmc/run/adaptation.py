@@ -32,7 +32,8 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.diagnostics.checks import SamplingWarning
-from ladder_mcmc.drivers.contract import driver_for
+from ladder_mcmc.drivers.contract import adapting_driver_for, driver_for
+from ladder_mcmc.drivers.step_control import StepSizeControl
 from ladder_mcmc.drivers.streams import ChainStreams
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
@@ -193,6 +194,20 @@ class _Adapter:
             m = round(self.time / eps)
         return int(min(max(1, m), cap))
 
+    def control(self, every: int) -> StepSizeControl:
+        """The dual averaging and the length rule, for a driver that runs them itself."""
+        d = self.dual
+        if self.trajectory_length is not None:
+            time = self.trajectory_length
+        elif "n_leapfrog" in self.adapted:
+            time = self.time  # set by the first refit
+        else:
+            time = None
+        return StepSizeControl(
+            every, d.target, d.gamma, d.t0, d.kappa, d.mu, d.t, d.h_bar, d.log_eps,
+            d.log_eps_bar, time, MAX_WARMUP_N_LEAPFROG, self.jitter,
+        )  # fmt: skip
+
     def refit(self, kernel: Ladder, final: bool = False) -> Ladder:
         """Length and β for the current ε and eigenvalues: at a window's end, and
         (``final``) at the end of warm-up, where ``M`` may exceed
@@ -329,34 +344,27 @@ def warmup(
     windowed = any(n in adapted for n in ("inverse_mass", "n_leapfrog", "beta"))
     init, _term, ends = stan_windows(n_warmup) if windowed else (n_warmup, 0, [])
     block = max(1, math.ceil(BLOCK_CHAIN_STEPS / n_chains))
-    window: list[np.ndarray] = []
     first_rung: list[np.ndarray] = []
     flips: list[np.ndarray] = []
     bar = Progress(n_warmup, label="warm-up", enabled=progress)
     t = 0
     try:
-        while t < n_warmup:
-            stop = min(n_warmup, t + block, ends[0] if ends else n_warmup)
-            rec = Recorder(stop - t, n_chains, 1, max_rung=kernel.max_rung)
-            ks = driver_for(kernel, schedule)(kernel, ks, rec, streams, None, until=stop - t)
-            grad_evals += _grad_evals(rec, kernel)
+        while t < n_warmup:  # a segment: up to the next window's end
+            stop = ends[0] if ends else n_warmup
+            # the draws are kept for a window only
+            thin = 1 if ends else stop - t + 1
+            rec = Recorder(stop - t, n_chains, thin, max_rung=kernel.max_rung)
+            kernel, ks, grads = _run_segment(kernel, ks, rec, streams, ad, block, schedule)
+            grad_evals += grads
             first_rung.append((rec.rungs == 1).mean(axis=1))
             flips.append((rec.rungs == 0).mean(axis=1))
-            if ends and t >= init:
-                x = np.asarray(rec.draws, dtype=float)
-                window.append(x.reshape(-1, x.shape[-1]))
-            t = stop
-            if ad.dual is not None:
-                for stat in first_rung[-1]:
-                    eps = ad.dual.update(float(stat))
-                # the length follows the averaged step, not the noisy iterate (a few
-                # chains' first-rung indicators make the iterate jump by factors of e)
-                m = ad.length_for(ad.dual.final)
-                kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=m)
-            if ends and t == ends[0]:
+            if ends:
+                # the window's draws: those of the blocks that start in it
+                skip = -(-max(0, init - t) // block) * block
+                x = np.asarray(rec.draws, dtype=float)[skip:]
+                kernel, ks = _end_window(kernel, ks, x.reshape(-1, x.shape[-1]), ad, dense, rng)
                 ends.pop(0)
-                kernel, ks = _end_window(kernel, ks, np.concatenate(window), ad, dense, rng)
-                window = []
+            t = stop
             bar.update(t)
     finally:
         bar.close()
@@ -384,6 +392,41 @@ def warmup(
     return kernel, ks, result
 
 
+def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block: int, schedule: str):
+    """Run the steps ``rec`` holds in blocks of ``block`` steps at one ``ε``, dual
+    averaging (if adapted) after each, on the run's driver: in one call when it can
+    (:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`), else block by block.
+    Returns the kernel after the last block, the chains' state and their gradient
+    evaluations."""
+    size = rec.n_steps
+    if ad.dual is None:  # nothing changes between blocks: one call
+        ks = driver_for(kernel, schedule)(kernel, ks, rec, streams, None, until=size)
+        return kernel, ks, _grad_evals(rec, kernel, 0, size)
+    adapting = adapting_driver_for(kernel, schedule)
+    if adapting is not None:
+        control = ad.control(block)
+        ks, control = adapting(kernel, ks, rec, streams, control, until=size)
+        ad.dual.t, ad.dual.h_bar = control.t, control.h_bar
+        ad.dual.log_eps, ad.dual.log_eps_bar = control.log_eps, control.log_eps_bar
+        eps = math.exp(ad.dual.log_eps)
+        kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=ad.length_for(ad.dual.final))
+        return kernel, ks, _grad_evals(rec, kernel, 0, size)
+    driver = driver_for(kernel, schedule)
+    grads = np.zeros(rec.n_chains, dtype=np.int64)
+    start = 0
+    while start < size:
+        stop = min(size, start + block)
+        ks = driver(kernel, ks, rec, streams, None, until=stop)
+        grads += _grad_evals(rec, kernel, start, stop)
+        for stat in (rec.rungs[start:stop] == 1).mean(axis=1):
+            eps = ad.dual.update(float(stat))
+        # the length follows the averaged step, not the noisy iterate (a few
+        # chains' first-rung indicators make the iterate jump by factors of e)
+        kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=ad.length_for(ad.dual.final))
+        start = stop
+    return kernel, ks, grads
+
+
 def _end_window(kernel, ks, draws, ad: _Adapter, dense: bool, rng):
     """A slow window's end: new mass, spectrum, length and β; fresh momenta; DA restarted."""
     if "inverse_mass" in ad.adapted:
@@ -399,9 +442,10 @@ def _end_window(kernel, ks, draws, ad: _Adapter, dense: bool, rng):
     return ad.refit(kernel), ks
 
 
-def _grad_evals(rec: Recorder, kernel: Ladder) -> np.ndarray:
-    """Gradient evaluations per chain of a block's record."""
-    return rec.grad_evals_per_step(int(kernel.map.cost)).sum(axis=0)
+def _grad_evals(rec: Recorder, kernel: Ladder, start: int, stop: int) -> np.ndarray:
+    """Gradient evaluations per chain of the recorded steps ``start .. stop − 1``."""
+    per_move = int(kernel.map.cost) if rec.step_cost is None else rec.step_cost[start:stop]
+    return (rec.n_moves[start:stop].astype(np.int64) * per_move).sum(axis=0)
 
 
 def check_warmup(result: WarmupResult | GroupedWarmup, stacklevel: int = 2) -> None:

@@ -27,6 +27,7 @@ import inspect
 import types
 import warnings
 
+import attrs
 import numpy as np
 import pytest
 
@@ -46,6 +47,7 @@ from ladder_mcmc import (  # noqa: E402
     sample,
 )
 from ladder_mcmc.drivers import ChainStreams, _leapfrog, _leapfrog_jax, contract  # noqa: E402
+from ladder_mcmc.drivers.step_control import StepSizeControl  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, from_jax  # noqa: E402
 from ladder_mcmc.run.recorder import Recorder  # noqa: E402
 
@@ -180,6 +182,103 @@ def test_warmup_does_not_recompile_per_block(monkeypatch):
         trace = sample(lahmc(target), X0, 200, seed=0, warmup=300)
     assert _leapfrog_jax.TRACES - before == 1
     assert np.isfinite(trace.positions).all()
+
+
+#: warm-up kernels (everything adapted) and sample's settings: 3 chains (fractions of
+#: chains not exact in binary), and a fixed length that follows a given trajectory length
+WARM_CASES = {
+    "3 chains, jittered length": (lambda: lahmc(LOGISTIC), 3, {}),
+    "fixed length, trajectory_length": (
+        lambda: lahmc(GAUSS, length_jitter=0),
+        4,
+        {"trajectory_length": 2.0},
+    ),
+}
+WARM_STEPS = 300  # windows ending at 100, 150, 250: four stretches, one compiled call each
+
+
+def _warm_run(case, jax_driver, monkeypatch, module=None):
+    make, chains, kwargs = WARM_CASES[case]
+    x0 = np.random.default_rng(2).uniform(-0.5, 0.5, size=(chains, DIM))
+    with monkeypatch.context() as m, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.setattr(drivers, "JAX_DRIVER", jax_driver)
+        if module is not None:
+            m.setattr(contract, "_leapfrog_jax", module)
+        return sample(make(), x0, 100, seed=SEED, warmup=WARM_STEPS, **kwargs)
+
+
+def assert_same_warmup(a, b) -> None:
+    """The same adapted values to rounding, the same counts, then the same runs."""
+    wa, wb = a.warmup, b.warmup
+    np.testing.assert_allclose(wa.step_size, wb.step_size, rtol=1e-13)
+    np.testing.assert_allclose(wa.inverse_mass, wb.inverse_mass, rtol=1e-10)
+    np.testing.assert_allclose(wa.beta, wb.beta, rtol=1e-10)
+    assert wa.n_leapfrog == wb.n_leapfrog
+    np.testing.assert_array_equal(wa.grad_evals, wb.grad_evals)
+    assert (wa.first_stage_prob, wa.flip_fraction) == (wb.first_stage_prob, wb.flip_fraction)
+    assert_close_runs(a, b, rtol=1e-9)
+
+
+@pytest.mark.parametrize("case", list(WARM_CASES))
+def test_warmup_in_the_compiled_loop_equals_the_numpy_warmup(case, monkeypatch):
+    """Warm-up's blocks and their dual averaging run inside the compiled calls (one call
+    per stretch between window ends): what the numpy fast path's warm-up, block by block,
+    adapts, to rounding."""
+    calls = []
+    function = _leapfrog_jax._block_function
+
+    def counting(*args):
+        compiled = function(*args)
+        return lambda *a: calls.append(1) or compiled(*a)
+
+    fast = _warm_run(case, False, monkeypatch)
+    monkeypatch.setattr(_leapfrog_jax, "_block_function", counting)
+    compiled = _warm_run(case, True, monkeypatch)
+    assert len(calls) == 4 + 1  # the warm-up's four stretches, then the 100 steps
+    assert_same_warmup(fast, compiled)
+
+
+WARM_MUTANTS = {
+    "first-rung fractions in float32 (jnp.mean)": (
+        'jnp.sum(out["stats"][:, s, 0] == 1).astype(jnp.float64) / n',
+        'jnp.mean(out["stats"][:, s, 0] == 1)',
+        "3 chains, jittered length",
+    ),
+    "the step not updated between blocks": (
+        '"eps": jnp.exp(new["log_eps"])',
+        '"eps": dual["eps"]',
+        "3 chains, jittered length",
+    ),
+    "the fixed length not following the step": (
+        'st = {**st, "n": jnp.full(n, dual["centre"], dtype=jnp.int64)}',
+        "pass",
+        "fixed length, trajectory_length",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(WARM_MUTANTS))
+def test_the_warmup_comparison_catches_mutants(name, monkeypatch):
+    old, new, case = WARM_MUTANTS[name]
+    fast = _warm_run(case, False, monkeypatch)
+    broken = _warm_run(case, True, monkeypatch, _mutant_module(old, new))
+    with pytest.raises(AssertionError):
+        assert_same_warmup(fast, broken)
+
+
+def test_run_adapting_refuses_chains_at_different_steps_and_bad_blocks():
+    kernel = lahmc(GAUSS, 0.4, 6, 0.2, 4)
+    streams = ChainStreams.for_chains(0, 3)
+    ks = kernel.init(X0[:3], streams.view())
+    control = StepSizeControl(4, 0.8, 0.4, 10.0, 0.75, 0.0, 0, 0.0, 0.0, 0.0)
+    recorder = Recorder(10, 3, max_rung=4)
+    recorder.steps_done[:] = [0, 1, 0]
+    with pytest.raises(ValueError, match="same step, got steps_done \\[0, 1, 0\\]"):
+        _leapfrog_jax.run_adapting(kernel, ks, recorder, streams, control)
+    recorder.steps_done[:] = 0
+    with pytest.raises(ValueError, match="control.every must be in 1 .. 128, got 0"):
+        _leapfrog_jax.run_adapting(kernel, ks, recorder, streams, attrs.evolve(control, every=0))
 
 
 def test_switches_and_selection(monkeypatch):
