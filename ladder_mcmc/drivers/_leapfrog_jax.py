@@ -356,7 +356,9 @@ def _block_function(potential: Callable, metric: str, refresh: str, lengths: str
         state = {k: state[k] for k in _CARRIED}
         return state, outputs, dual
 
-    return jax.jit(block)
+    # LLVM's optimisation level 1: a third less compile time, the same run time (the
+    # gradient's matrix products are library calls either way)
+    return jax.jit(block, compiler_options={"xla_backend_optimization_level": 1})
 
 
 def _draw_numbers(kp, streams, limit, going_on, dim, width):
