@@ -135,12 +135,8 @@ def _block_function(potential: Callable, metric: str, refresh: str, lengths: str
     """The jitted block of steps for ``potential``, a kind of metric, of refresh
     (``"none"``, ``"momentum"``) and of lengths (``"law"``: each step's ``n`` from its
     uniform and the current ``(M, w)``; ``"fixed"``: ``n = M``; ``"own"``: each chain
-    keeps its ``n``): ``(state, params, numbers, control) -> (state, outputs, control)``.
-
-    The block runs in sub-blocks of ``control["every"]`` steps per chain; after each,
-    with ``control["adapt"]``, dual averaging takes the sub-block's steps and sets the
-    next one's ``ε`` and ``(M, w)`` (:mod:`ladder_mcmc.drivers.step_control`).
-    """
+    keeps its ``n``): ``(state, params, numbers, control) -> (state, outputs, dual)``,
+    in sub-blocks of ``control["every"]`` steps, ``dual`` the dual averaging's state."""
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -482,18 +478,11 @@ def _run(kernel, ks, recorder, streams, on_progress, until, control):
     ctl = control_argument(kp, control, BLOCK)
     # steps per call: whole sub-blocks of adaptation
     per_call = BLOCK if control is None else BLOCK // control.every * control.every
-    cx, cg, ce = slice(0, dim), slice(2 * dim, 3 * dim), 3 * dim
-    lengths0 = origin[:, 3 * dim + 3].astype(np.int64) if kp.jittered else np.full(n, kp.n_leapfrog)
-    state = {
-        "x0": origin[:, cx],
-        "p0": p_start,
-        "g0": origin[:, cg],
-        "e0": origin[:, ce],
-        "lp0": origin[:, ce + 1],
-        "u": origin[:, ce + 2],
-        "n": lengths0,
-        "flips": np.zeros(n, dtype=np.int64),
-    }
+    ce = 3 * dim
+    lengths0 = origin[:, ce + 3].astype(np.int64) if kp.jittered else np.full(n, kp.n_leapfrog)
+    state = {"x0": origin[:, :dim], "p0": p_start, "g0": origin[:, 2 * dim : ce]}
+    state.update(e0=origin[:, ce], lp0=origin[:, ce + 1], u=origin[:, ce + 2], n=lengths0)
+    state["flips"] = np.zeros(n, dtype=np.int64)
     while np.any(steps_done < target):
         limit = np.minimum(target - steps_done, per_call)
         going_on = steps_done + limit < target

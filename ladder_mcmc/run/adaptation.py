@@ -17,9 +17,12 @@ hand, the step size and the mass matrix, from the values it holds.
   follows ``ε`` between windows so that the trajectory length ``εM`` stays put.
 
 The chains run in short blocks on the driver :func:`~ladder_mcmc.drivers.contract.driver_for`
-picks (the leapfrog fast path for ``lahmc``), each chain on its own random stream;
-the statistics are read from the blocks' records. Warm-up draws are dropped; what was
-adapted and what it cost is a :class:`WarmupResult` (``docs/sampling.md``).
+picks (the leapfrog fast path for ``lahmc``), each chain on its own random stream,
+``ε`` updated between blocks (``docs/design.md`` §12); a driver that can
+(:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`) runs the blocks and the
+updates from one window's end to the next in one call. The statistics are read from the
+records. Warm-up draws are dropped; what was adapted and what it cost is a
+:class:`WarmupResult` (``docs/sampling.md``).
 """
 
 from __future__ import annotations
@@ -170,6 +173,10 @@ def _redraw_momentum(kernel: Ladder, ks: LadderState, rng) -> LadderState:
     return attrs.evolve(ks, state=state, log_density=lp)
 
 
+#: what dual averaging carries from step to step (:class:`DualAveraging`)
+_DUAL_STATE = ("t", "h_bar", "log_eps", "log_eps_bar")
+
+
 @attrs.define
 class _Adapter:
     """The quantities being adapted and their current values."""
@@ -203,10 +210,10 @@ class _Adapter:
             time = self.time  # set by the first refit
         else:
             time = None
-        return StepSizeControl(
-            every, d.target, d.gamma, d.t0, d.kappa, d.mu, d.t, d.h_bar, d.log_eps,
-            d.log_eps_bar, time, MAX_WARMUP_N_LEAPFROG, self.jitter,
-        )  # fmt: skip
+        fields = ("target", "gamma", "t0", "kappa", "mu", *_DUAL_STATE)
+        values = {name: getattr(d, name) for name in fields}
+        return StepSizeControl(every, **values, length_time=time, jitter=self.jitter,
+                               max_n_leapfrog=MAX_WARMUP_N_LEAPFROG)  # fmt: skip
 
     def refit(self, kernel: Ladder, final: bool = False) -> Ladder:
         """Length and β for the current ε and eigenvalues: at a window's end, and
@@ -406,8 +413,8 @@ def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block: int, schedule: s
     if adapting is not None:
         control = ad.control(block)
         ks, control = adapting(kernel, ks, rec, streams, control, until=size)
-        ad.dual.t, ad.dual.h_bar = control.t, control.h_bar
-        ad.dual.log_eps, ad.dual.log_eps_bar = control.log_eps, control.log_eps_bar
+        for name in _DUAL_STATE:
+            setattr(ad.dual, name, getattr(control, name))
         eps = math.exp(ad.dual.log_eps)
         kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=ad.length_for(ad.dual.final))
         return kernel, ks, _grad_evals(rec, kernel, 0, size)
