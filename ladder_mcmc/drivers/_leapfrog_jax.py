@@ -300,7 +300,7 @@ def _block_function(potential: Callable, metric: str, refresh: str, lengths: str
             return lax.while_loop(lambda c: jnp.any(c[0]["s"] < stop), body, (st, out))
 
         def adapt_after(dual, out, first, last):
-            """Dual averaging over the steps ``first .. last − 1`` (every chain's), then the
+            """Dual averaging over the steps ``first .. last − 1`` (every chain's), and the
             next sub-block's ``ε`` and lengths (:mod:`ladder_mcmc.drivers.step_control`)."""
 
             def update(s, d):
@@ -312,22 +312,21 @@ def _block_function(potential: Callable, metric: str, refresh: str, lengths: str
                 log_eps = control["mu"] - jnp.sqrt(t) / control["gamma"] * h_bar
                 w = jnp.power(t.astype(jnp.float64), -control["kappa"])
                 log_eps_bar = w * log_eps + (1 - w) * d["log_eps_bar"]
-                return {**d, "t": t, "h_bar": h_bar, "log_eps": log_eps, "log_eps_bar": log_eps_bar}
+                centre = jnp.round(control["time"] / jnp.exp(log_eps_bar))
+                centre = jnp.clip(centre, 1, control["max_n"]).astype(jnp.int64)
+                half = jnp.floor(control["jitter"] * (centre - 1)).astype(jnp.int64)
+                follow = control["follow"]
+                return {
+                    "eps": jnp.exp(log_eps),
+                    "centre": jnp.where(follow, centre, d["centre"]),
+                    "half": jnp.where(follow, half, d["half"]),
+                    "t": t,
+                    "h_bar": h_bar,
+                    "log_eps": log_eps,
+                    "log_eps_bar": log_eps_bar,
+                }
 
-            new = lax.fori_loop(first, last, update, dual)
-            centre = jnp.round(control["time"] / jnp.exp(new["log_eps_bar"]))
-            centre = jnp.clip(centre, 1, control["max_n"]).astype(jnp.int64)
-            follow = control["follow"]
-            return {
-                **new,
-                "eps": jnp.exp(new["log_eps"]),
-                "centre": jnp.where(follow, centre, dual["centre"]),
-                "half": jnp.where(
-                    follow,
-                    jnp.floor(control["jitter"] * (centre - 1)).astype(jnp.int64),
-                    dual["half"],
-                ),
-            }
+            return lax.fori_loop(first, last, update, dual)
 
         def sub_block(carry):
             st, out, dual, first = carry
@@ -336,9 +335,7 @@ def _block_function(potential: Callable, metric: str, refresh: str, lengths: str
                 st = {**st, "n": jnp.full(n, dual["centre"], dtype=jnp.int64)}
             st, out = run_to(st, out, stop, dual["eps"], dual["centre"], dual["half"])
             last = jnp.where(control["adapt"], jnp.max(stop), first)  # sampling: no update
-            adapted = adapt_after(dual, out, first, last)
-            dual = {k: jnp.where(control["adapt"], adapted[k], dual[k]) for k in dual}
-            return st, out, dual, first + control["every"]
+            return st, out, adapt_after(dual, out, first, last), first + control["every"]
 
         state = {
             **state,
