@@ -246,8 +246,8 @@ WARM_MUTANTS = {
         "3 chains, jittered length",
     ),
     "the step not updated between blocks": (
-        '"eps": jnp.exp(new["log_eps"])',
-        '"eps": dual["eps"]',
+        '"eps": jnp.exp(log_eps)',
+        '"eps": d["eps"]',
         "3 chains, jittered length",
     ),
     "the fixed length not following the step": (
