@@ -18,7 +18,9 @@ The seeds are ones on which no step's uniform lies within rounding of its thresh
 (not the case for the seeds below). The comparison is shown able to fail on mutants
 of the driver's source (the refresh's √(1−β) dropped, one rung short, the flipped
 momentum not negated, a non-finite rung not counted, the length uniform's order, the
-gradients of idle-batch rows scattered one row off).
+gradients of idle-batch rows scattered one row off). Warm-up, whose blocks and dual
+averaging run inside the compiled calls (``run_adapting``), adapts what the numpy fast
+path's warm-up adapts, block by block, to rounding (mutants of the update caught too).
 """
 
 from __future__ import annotations
