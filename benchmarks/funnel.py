@@ -2,7 +2,13 @@
 
 Targets: Neal's funnel (``NealsFunnel(10)``: ``v ~ N(0, 3²)``, nine ``x_i | v ~ N(0,
 e^v)``), the paper's rough well (``RoughWell()``, 2-d) and eight schools centred
-(``EightSchoolsCentered.load()``, 10 parameters, a funnel in ``(theta, log tau)``).
+(``EightSchoolsCentered.load()``, 10 parameters, a funnel in ``(theta, log tau)``). Two
+rough wells no setting was chosen on run when named in ``--targets``:
+
+* ``rough_well_10d``: ``RoughWell(dim=10)``, with 4× ``--budget`` (NUTS's warm-up alone
+  spends about 1.3·10⁶ gradients there);
+* ``rough_well_dense``: ``RoughWell(sigma2=1)``, ripples twice as dense in the same
+  bowl (a well with the same ``σ₁/σ₂`` would be the paper's in other units).
 
 Samplers, each with its defaults, nothing searched on these targets here:
 
@@ -13,6 +19,13 @@ Samplers, each with its defaults, nothing searched on these targets here:
   ``docs/how-to/rough-targets.md`` documents for rough targets (found by searching on
   the rough well in ``benchmarks/against_nuts.py``): run on the rough well only, the
   only target the docs give a setting for;
+* ``lifted, M=15`` / ``M=60`` / ``δ=0.03`` / ``δ=0.12``: ``lifted_lahmc`` with one of its
+  fixed settings halved or doubled, on the rough well only: how much its defaults owe
+  to having been chosen there;
+* ``refined``: :func:`~ladder_mcmc.hamiltonian.refined_step.refined_lahmc` (``ε = 0.4``,
+  ``M = 6``, ``δ = 0.5``, ``ℓ_max = 4``: from the funnel's scales, as in
+  ``benchmarks/multiscale_instances.py``), on the funnel only. Warm-up cannot adapt it, so
+  its 1000 warm-up steps are a burn-in: run, counted, dropped;
 * ``exact draws``: 4000 independent exact draws (funnel, rough well): the errors an
   independent sample of that size makes (the funnel's ``Var x_i`` is dominated by rare
   draws of ``v`` near 9, so even these are far off);
@@ -27,28 +40,35 @@ chains go on in chunks from their last state (``apply_warmup`` / NumPyro's
 most of the rest, then a little more than the rest (``nuts_peers.draws_for``), and the
 draws are cut at the last step within the budget, as if the chains stopped there
 (``nuts_peers.within_budget``; a warm-up that spends more keeps one draw). The
-gradients actually used are reported. Chains start uniform on (−2, 2) per unconstrained
-coordinate from ``default_rng(seed)``, the same points for every sampler.
+gradients actually used are reported. The package's targets are wrapped in a
+:class:`~ladder_mcmc.diagnostics.GradientCounter`: the run log gives its count over the
+traces' recorded gradients (``counted/recorded``; the gradient check and the first
+evaluation at the initial points make it slightly above 1). Chains start uniform on
+(−2, 2) per unconstrained coordinate from ``default_rng(seed)``, the same points for
+every sampler.
 
 Per target and sampler, median [min–max] over seeds: for each parameter the normalised
 error of the mean, ``|mean − true| / true sd``, and of the variance, ``|var − true var|
 / true var``, as the max and the RMS over parameters (all draws of all chains pooled);
-true values exact for the funnel (``E = 0``, ``Var v = 9``, ``Var x_i = e^{4.5}``) and
-the rough well (mean 0, variance by quadrature: ``σ₁²`` to rounding, the ripples average
-out), for eight schools the posteriordb reference of the non-centred model (the same
-posterior over ``theta, mu, tau``; constrained scale; its own error against the exact
-quadrature ``exact_moments`` is printed, the floor of these figures). Then NUTS's
-divergent transitions or the package's all-flip steps, and non-finite rungs (sampling
-phase); ESS per 1000 gradients (min over coordinates of the bulk ESS of x and x²,
-unconstrained scale; per sampling gradient and per gradient of the whole run); max
+and, for the funnels, the two errors of the scale coordinate alone (``v``; eight
+schools' ``tau``); true values exact for the funnel (``E = 0``, ``Var v = 9``,
+``Var x_i = e^{4.5}``) and the rough well (mean 0, variance by quadrature: ``σ₁²`` to rounding,
+the ripples average out), for eight schools the posteriordb reference of the non-centred
+model (the same posterior over ``theta, mu, tau``; constrained scale; its own error
+against the exact quadrature ``exact_moments`` is printed, the floor of these figures).
+Then NUTS's divergent transitions or the package's all-flip steps, and non-finite rungs
+(sampling phase); ESS per 1000 gradients (min over coordinates of the bulk ESS of x and
+x², unconstrained scale; per sampling gradient and per gradient of the whole run); max
 rank-normalised split R̂; the fraction of draws in each funnel's neck, ``v < −5`` for
 Neal's (exact ``Φ(−5/3) = 0.0478``) and ``log tau < −2`` for eight schools (exact
-0.0275, by quadrature: ``log_tau_posterior``); wall seconds (NUTS without compile
-time; timings depend on the machine's load).
+0.0275, by quadrature: ``log_tau_posterior``); wall seconds (NUTS without compile time;
+timings depend on the machine's load).
 
 Run::
 
     nice -n 10 python benchmarks/funnel.py --budget 1e6 --out funnel.md   # ~9 min
+    nice -n 10 python benchmarks/funnel.py --budget 1e6 --targets funnel rough_well \\
+        eight_schools_c rough_well_10d rough_well_dense --out funnel.md   # ~20 min
     nice -n 10 python benchmarks/funnel.py            # budget 2e5 per run, 5 seeds
     nice -n 10 python benchmarks/funnel.py --quick    # smoke run: 1 seed, 1e5, 200 warm-up
 
@@ -63,6 +83,7 @@ import datetime
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +100,8 @@ from models import commit  # noqa: E402  (benchmarks/models.py)
 from overhead import machine_facts  # noqa: E402
 
 from ladder_mcmc import apply_warmup, lahmc, lifted_lahmc, sample  # noqa: E402
-from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
+from ladder_mcmc.diagnostics import GradientCounter, min_bulk_ess, rank_rhat  # noqa: E402
+from ladder_mcmc.hamiltonian.refined_step import refined_lahmc  # noqa: E402
 from ladder_mcmc.models import NealsFunnel, RoughWell  # noqa: E402
 from ladder_mcmc.models.posteriors import EightSchoolsCentered  # noqa: E402
 from ladder_mcmc.models.posteriors.eight_schools import (  # noqa: E402
@@ -91,13 +113,32 @@ TARGETS = {
     "funnel": lambda: NealsFunnel(10),
     "rough_well": lambda: RoughWell(),
     "eight_schools_c": EightSchoolsCentered.load,
+    # rough wells that no setting was chosen on (not run unless named in --targets)
+    "rough_well_10d": lambda: RoughWell(dim=10),
+    "rough_well_dense": lambda: RoughWell(sigma2=1.0),
 }
+DEFAULT_TARGETS = ("funnel", "rough_well", "eight_schools_c")
+#: budget multipliers: NUTS's warm-up alone spends about 1.3e6 gradients on the 10-d well
+BUDGET_SCALE = {"rough_well_10d": 4.0}
 #: label -> (kernel maker, sample keywords, targets it runs on: None = all)
 OURS = {
     "lahmc()": (lahmc, {}, None),
     "lifted_lahmc()": (lifted_lahmc, {}, None),
     "lifted, p=0.7": (lifted_lahmc, {"target_prob": 0.7}, ("rough_well",)),
+    # the sensitivity of lifted_lahmc's fixed settings, on the well they were chosen on
+    "lifted, M=15": (partial(lifted_lahmc, n_leapfrog=15), {}, ("rough_well",)),
+    "lifted, M=60": (partial(lifted_lahmc, n_leapfrog=60), {}, ("rough_well",)),
+    "lifted, δ=0.03": (partial(lifted_lahmc, delta=0.03), {}, ("rough_well",)),
+    "lifted, δ=0.12": (partial(lifted_lahmc, delta=0.12), {}, ("rough_well",)),
+    # not adapted: settings from the funnel's scales (module docstring), warm-up = burn-in
+    "refined": (
+        partial(refined_lahmc, step_size=0.4, n_steps=6, threshold=0.5, max_level=4),
+        {},
+        ("funnel",),
+    ),
 }
+#: kernels warm-up cannot adapt: their warm-up steps are burn-in (run, counted, dropped)
+NOT_ADAPTED = ("refined",)
 NUTS = "NUTS"
 EXACT = "exact draws"  # independent draws: the error a sample of EXACT_N makes
 EXACT_N = 4000
@@ -132,7 +173,7 @@ def truth(key: str, target) -> tuple[np.ndarray, np.ndarray]:
     """True means and variances of the parameters the errors are taken on."""
     if key == "funnel":
         return target.mean, target.variance
-    if key == "rough_well":
+    if key.startswith("rough_well"):
         return rough_well_moments(target)
     return target.reference.mean, target.reference.sd**2
 
@@ -161,32 +202,48 @@ def figures(key, target, positions, grads, warm_grads, true) -> dict:
         "tail": float(np.mean(positions[..., NECK[key][0]] < NECK[key][1]))
         if key in NECK
         else None,
+        # the errors of the funnel's scale coordinate alone (v; eight schools' tau)
+        "neck_mean": float(mean_err[NECK[key][0]]) if key in NECK else None,
+        "neck_var": float(var_err[NECK[key][0]]) if key in NECK else None,
         "draws": positions.shape[0],
     }
 
 
 def run_ours(key, label, seed, true, *, chains, budget, n_warmup) -> dict:
-    """One budgeted run of a package kernel (module docstring)."""
+    """One budgeted run of a package kernel (module docstring). The target is wrapped in a
+    :class:`GradientCounter`: its count (``counted``) checks the traces' bookkeeping."""
     make, sample_kw, _ = OURS[label]
     target = TARGETS[key]()
+    counter = GradientCounter(target)
     init = np.random.default_rng(seed).uniform(-2.0, 2.0, size=(chains, target.dim))
-    kernel = make(target)
+    kernel = make(counter)
     with warnings.catch_warnings(record=True) as caught:  # counted, not shown
         warnings.simplefilter("always")
         start = time.perf_counter()
-        traces = [sample(kernel, init, 1, seed=seed + 10_000, warmup=n_warmup, **sample_kw)]
-        warm = traces[0].warmup
-        warm_grads = float(np.sum(warm.grad_evals))
-        adapted = apply_warmup(kernel, warm)
+        if label in NOT_ADAPTED:  # burn-in: run, counted, dropped
+            burn = sample(kernel, init, n_warmup, seed=seed + 10_000, warmup=0, **sample_kw)
+            warm_grads = float(np.sum(burn.grad_evals))
+            adapted, step_size = kernel, float(kernel.map.family.step_size)
+            traces, last, first_rate = [], burn.final, warm_grads / n_warmup
+        else:
+            traces = [sample(kernel, init, 1, seed=seed + 10_000, warmup=n_warmup, **sample_kw)]
+            warm = traces[0].warmup
+            warm_grads = float(np.sum(warm.grad_evals))
+            adapted, step_size = apply_warmup(kernel, warm), float(np.median(warm.step_size))
+            last, first_rate = traces[0].final, None
         for chunk in range(nuts_peers.CHUNKS):
             done = float(sum(np.sum(t.grad_evals) for t in traces))
-            rate = done / sum(t.n_steps for t in traces)
-            n = nuts_peers.draws_for(budget - warm_grads - done, rate, chunk=chunk)
+            steps = sum(t.n_steps for t in traces)
+            n = nuts_peers.draws_for(
+                budget - warm_grads - done, done / steps if steps else first_rate, chunk=chunk
+            )
             if n == 0:
                 break
             seq = np.random.SeedSequence([seed, 10_000, chunk])
-            traces.append(sample(adapted, traces[-1].final, n, seed=seq, warmup=0, checks=False))
+            traces.append(sample(adapted, last, n, seed=seq, warmup=0, checks=False))
+            last = traces[-1].final
         wall = time.perf_counter() - start
+    recorded = warm_grads + float(sum(np.sum(t.grad_evals) for t in traces))
     per_step = np.concatenate([t.grad_evals_per_step.sum(axis=1) for t in traces])
     keep = nuts_peers.within_budget(per_step, budget - warm_grads)  # chains stopped there
     positions = np.concatenate([t.positions for t in traces], axis=0)[:keep]
@@ -197,8 +254,9 @@ def run_ours(key, label, seed, true, *, chains, budget, n_warmup) -> dict:
         bad=int((rungs == 0).sum()),  # all-flip steps
         non_finite=int(non_finite.sum()),
         wall=wall,
-        step_size=float(np.median(warm.step_size)),
+        step_size=step_size,
         warnings=len(caught),
+        counted=counter.rows / recorded,  # every gradient the target computed / recorded
     )
     return rec
 
@@ -240,7 +298,11 @@ def run_line(rec: dict) -> str:
         return "–" if rec.get(field) is None else f"{rec[field]:{fmt}}"
 
     tail = "" if rec["tail"] is None else f", neck {rec['tail']:.4f}"
+    if rec.get("neck_mean") is not None:
+        tail += f" (v or tau: mean err {rec['neck_mean']:.2g}, var err {rec['neck_var']:.2g})"
     compiling = f" (+{rec['compile']:.1f} s compiling)" if "compile" in rec else ""
+    if "counted" in rec:  # the counting target's gradients over the recorded ones
+        compiling += f", counted/recorded {rec['counted']:.4f}"
     return (
         f"{g('grads_total')} grads, {rec['draws']} draws, mean err {g('mean_max', '.2g')}/"
         f"{g('mean_rms', '.2g')}, var err {g('var_max', '.2g')}/{g('var_rms', '.2g')}, "
@@ -277,6 +339,7 @@ def results_table(runs: dict) -> list[str]:
     """Markdown, a row per target and sampler."""
     cols = list(COLUMNS)
     if any(key in NECK for key, _ in runs):
+        cols[5:5] = [("v or tau: mean err", "neck_mean", ".2g"), ("var err", "neck_var", ".2g")]
         cols.insert(-1, ("draws in the neck", "tail", ".3g"))
     lines = [
         "| target | sampler | " + " | ".join(c[0] for c in cols) + " |",
@@ -295,7 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (5; quick 1)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up steps (1000; quick 200)")
     ap.add_argument("--chains", type=int, default=4)
-    ap.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
+    ap.add_argument(
+        "--targets",
+        nargs="+",
+        choices=list(TARGETS),
+        default=list(DEFAULT_TARGETS),
+        help="targets to run (the default three; the held-out rough wells only if named)",
+    )
+    ap.add_argument("--samplers", nargs="+", default=None, help="labels to run (all)")
     ap.add_argument("--no-nuts", action="store_true", help="the package's kernels only")
     ap.add_argument("--out", type=Path, default=None, help="put the Markdown block on top")
     return ap
@@ -344,14 +414,18 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     for key in args.targets:
         labels = [lb for lb, (_, _, only) in OURS.items() if only is None or key in only]
+        if args.samplers:
+            labels = [lb for lb in labels if lb in args.samplers]
         exact = [EXACT] if hasattr(TARGETS[key](), "sample") else []
-        for label in labels + ([NUTS] if peer else []) + exact:
+        peers = [lb for lb in [NUTS, *exact] if not args.samplers or lb in args.samplers]
+        for label in labels + [lb for lb in peers if lb != NUTS or peer]:
             for seed in range(n_seeds):
                 run = {NUTS: run_nuts, EXACT: run_exact}.get(label)
+                scaled = {**common, "budget": common["budget"] * BUDGET_SCALE.get(key, 1.0)}
                 if run is None:
-                    rec = run_ours(key, label, seed, truths[key], **common)
+                    rec = run_ours(key, label, seed, truths[key], **scaled)
                 else:
-                    rec = run(key, seed, truths[key], **common)
+                    rec = run(key, seed, truths[key], **scaled)
                 runs.setdefault((key, label), []).append(rec)
                 log.append(f"{key:<15} {label:<15} seed {seed}: " + run_line(rec))
                 print(log[-1], flush=True)

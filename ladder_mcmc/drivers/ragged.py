@@ -22,7 +22,11 @@ Implementation: every per-chain quantity is a whole-batch array updated with
 ``np.where`` on the mask of the chains that decided; no chain is ever gathered
 or scattered by index except when it leaves the batch. The refresh is computed
 for the whole batch and kept only for the chains that decided; only their
-streams move on. Steps are handed to the recorder in bulk
+streams move on. A refresh that evaluates gradients (``Refresh.costly``), or a map
+whose density at the refreshed state does (``map.log_density_cost``), runs on the
+chains that decided only (gathered, then scattered back), so that no gradient is
+spent on a chain still inside its step; what it spent is recorded with the step
+(``Trace.step_overhead``). Steps are handed to the recorder in bulk
 (:meth:`~ladder_mcmc.run.recorder.Recorder.record_masked`); the measured cost of
 each piece is in ``benchmarks/results/overhead.md``.
 """
@@ -39,6 +43,8 @@ from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import (
     Ladder,
     LadderState,
+    add_costs,
+    density_cost,
     jacobian_weighted,
     quiet_log_density_of,
 )
@@ -106,6 +112,11 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     fallthrough = rule.fallthrough
     refresh = kernel.refresh
     refresh_changes = refresh is not None and refresh.changes_state
+    # a refresh, or a density at the refreshed state, that costs gradients: run on the
+    # chains that decided only, and its cost recorded with their steps
+    counted = refresh is not None and (
+        refresh.costly or (refresh_changes and map_.log_density_cost is not None)
+    )
     cost_of = getattr(map_, "cost_of", None)  # a cost per chain and step: recorded
     jacobian = not map_.volume_preserving  # rung densities weighted (docs/design.md §13)
 
@@ -216,8 +227,14 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         # the decided chains' streams (the others are handed numbers they do not keep)
         decided = streams.view(rows, None if everyone else done)
         # Ladder.apply_refresh, inline (no errstate)
+        overhead = None
         if refresh is None:
             ref, ref_dir, ref_lp = nxt, new_dir, nxt_lp
+        elif counted:
+            ids = None if everyone else np.flatnonzero(done)
+            ref, ref_dir, ref_lp, overhead = _refresh_decided(
+                map_, refresh, nxt, new_dir, nxt_lp, ids, streams, rows
+            )
         else:
             ref, ref_dir = refresh(nxt, new_dir, decided)
             ref_dir = np.asarray(ref_dir, dtype=np.int8)
@@ -226,7 +243,9 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
             ref_lp = quiet_log_density_of(map_, ref, nxt)[0] if refresh_changes else nxt_lp
         cost = None if cost_of is None else np.asarray(cost_of(origin))  # the step's origin
         if everyone and in_sync:  # every chain at the same step: whole rows
-            recorder.record_row(sync_step, map_.draw(ref), code, n_moves, non_finite, cost)
+            recorder.record_row(
+                sync_step, map_.draw(ref), code, n_moves, non_finite, cost, overhead
+            )
             sync_step += 1
             flushed = iteration % recorder.flush_every == 0
         else:
@@ -240,6 +259,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
                 n_moves,
                 non_finite,
                 cost,
+                overhead,
             )
         # the next step's uniform, for the chains that go on to one (all of them
         # until a chain can reach the last step)
@@ -282,6 +302,42 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     if not final_parts:
         return ks
     return _assemble(ks, final_parts)
+
+
+def _refresh_decided(map_, refresh, nxt, new_dir, nxt_lp, ids, streams, rows):
+    """The refresh and the log density after it, on the chains ``ids`` (positions in
+    the batch; all if None) only: ``(state, direction, log p, overhead)`` of the whole
+    batch, the others' entries those before the refresh (overhead 0). ``overhead``: the
+    gradients the refresh reports plus the density's (``map.log_density_cost``).
+
+    Each chain draws from its own streams (``rows``: the batch's stream indices, None
+    for all), so the decided chains get the numbers the whole-batch refresh hands them.
+    """
+    changes = refresh.changes_state
+    if ids is None:
+        ref, ref_dir, spent = refresh.with_cost(nxt, new_dir, streams.view(rows))
+        ref_dir = np.asarray(ref_dir, dtype=np.int8)
+        if not changes:
+            return ref, ref_dir, nxt_lp, _counts(spent, len(new_dir))
+        lp = quiet_log_density_of(map_, ref, nxt)[0]
+        return ref, ref_dir, lp, _counts(add_costs(spent, density_cost(map_, ref)), len(new_dir))
+    sub = batch.take(nxt, ids)
+    view = streams.view(ids if rows is None else rows[ids])
+    ref_sub, dir_sub, spent = refresh.with_cost(sub, new_dir[ids], view)
+    lp = nxt_lp.copy()
+    if changes:
+        lp[ids] = quiet_log_density_of(map_, ref_sub, sub)[0]
+        spent = add_costs(spent, density_cost(map_, ref_sub))
+    ref_dir = new_dir.copy()
+    ref_dir[ids] = np.asarray(dir_sub, dtype=np.int8)
+    overhead = np.zeros(len(new_dir), dtype=np.int64)
+    overhead[ids] = _counts(spent, ids.size)
+    return batch.put(nxt, ids, ref_sub), ref_dir, lp, overhead
+
+
+def _counts(cost, n: int) -> np.ndarray:
+    """Per-chain gradient counts, zeros for ``None``."""
+    return np.zeros(n, dtype=np.int64) if cost is None else np.asarray(cost, dtype=np.int64)
 
 
 def _assemble(template: LadderState, parts: list[tuple[np.ndarray, LadderState]]) -> LadderState:

@@ -30,6 +30,11 @@ class StepRecorder(Protocol):
         Gradient evaluations per map application of every recorded step, for a map
         whose cost varies per chain and step (``map.cost_of``): drivers pass it as
         ``cost`` with each step, for such maps only; ``None`` until then.
+    step_overhead : int array (n_steps, chains) or None
+        Gradient evaluations of every recorded step outside its map applications
+        (``StepInfo.overhead``: a refresh that reports its cost, the log density at the
+        refreshed state): drivers pass it as ``overhead`` with each step, for kernels
+        that declare such costs only; ``None`` until then.
     draws : array, tree of arrays, or None
         The kept draws (None until the first one).
     flush_every : int
@@ -44,6 +49,7 @@ class StepRecorder(Protocol):
     n_moves: np.ndarray
     non_finite: np.ndarray
     step_cost: np.ndarray | None
+    step_overhead: np.ndarray | None
     draws: Any
     flush_every: int
 
@@ -56,17 +62,21 @@ class StepRecorder(Protocol):
         n_moves: np.ndarray,
         non_finite: np.ndarray,
         cost: np.ndarray | None = None,
+        overhead: np.ndarray | None = None,
     ) -> None:
         """Step ``steps[i]`` of chain ``chains[i]`` for every ``i`` (``draw=None``: the
         draws were written already with :meth:`record_draws`; ``cost``: each step's
-        gradient evaluations per map application, maps with ``cost_of`` only)."""
+        gradient evaluations per map application, maps with ``cost_of`` only;
+        ``overhead``: each step's gradient evaluations outside them, or None)."""
 
     def record_draws(self, chains: np.ndarray, steps: np.ndarray, draw: Any) -> None:
         """The draws of step ``steps[i]`` of chain ``chains[i]`` that ``thin`` keeps."""
 
-    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite, cost=None) -> None:
-        """Step ``step`` of every chain at once (chains in order); ``cost`` as for
-        :meth:`record`."""
+    def record_row(
+        self, step: int, draw: Any, rung, n_moves, non_finite, cost=None, overhead=None
+    ) -> None:
+        """Step ``step`` of every chain at once (chains in order); ``cost`` and
+        ``overhead`` as for :meth:`record`."""
 
     def record_masked(
         self,
@@ -78,6 +88,7 @@ class StepRecorder(Protocol):
         n_moves: np.ndarray,
         non_finite: np.ndarray,
         cost: np.ndarray | None = None,
+        overhead: np.ndarray | None = None,
     ) -> bool:
         """Buffer the steps where ``mask`` (every ``i`` if None); True when it flushed."""
 

@@ -38,7 +38,9 @@ def run_synchronous(
     for t in range(recorder.completed(), stop):
         ks, info = kernel.step(ks, rng)
         draw = kernel.map.draw(ks.state)
-        recorder.record_row(t, draw, info.rung, info.n_moves, info.non_finite, info.cost)
+        recorder.record_row(
+            t, draw, info.rung, info.n_moves, info.non_finite, info.cost, info.overhead
+        )
         if on_progress is not None:
             on_progress(t + 1)
     return ks

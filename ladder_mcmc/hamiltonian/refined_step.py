@@ -18,10 +18,13 @@ where the energy error is large"):
 **Cost.** ``p(ℓ | ζ)`` is part of the density (§14), so it is evaluated at every rung.
 Deciding whether ``ℓ*(ζ) ∈ {ℓ − 1, ℓ}`` needs the probes at levels ``0 … min(ℓ, ℓ_max −
 1)``, all of them (no early stop, so the cost depends on ``ℓ`` alone):
-``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k`` gradients. One application of the map then
-costs ``M 2^ℓ + C(ℓ)`` (:meth:`RefinedLeapfrog.cost_of`). Outside the trace's count, once
-per step: the redraw (probes up to ``ℓ*``) and the law at the refreshed origin
-(``C(ℓ)``); a counting target measures them (``benchmarks/multiscale_instances.py``).
+``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k`` gradients
+(:meth:`RefinementLaw.log_prob_cost`). One application of the map then costs
+``M 2^ℓ + C(ℓ)`` (:meth:`RefinedLeapfrog.cost_of` plus the law, ``AuxiliaryMap.cost_of``).
+Once per step, the redraw probes the levels ``0 … min(ℓ*, ℓ_max − 1)``, ``C(ℓ*)``
+(:meth:`RefinementLaw.sample_with_cost`), and the law at the refreshed origin costs
+``C(ℓ)`` again: the drivers record both (``Trace.step_overhead``), so
+``Trace.grad_evals`` counts every gradient of the steps.
 
 **One level per step.** All rungs of a step are iterates of one map ``L_ℓ`` (§1: the
 reverse terms of the look-ahead rule read the rungs computed from ``ζ`` as the rungs of
@@ -121,9 +124,13 @@ class RefinementLaw(AuxiliaryLaw):
         return np.where(np.isnan(err), np.inf, err)
 
     def probe_cost(self, alpha: Any) -> np.ndarray:
-        """``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k``: gradients of one ``log_prob``."""
-        top = np.minimum(np.asarray(alpha, dtype=np.int64), self.max_level - 1)
+        """``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k``: the probes at levels ``0 … ℓ``."""
+        top = np.clip(np.asarray(alpha, dtype=np.int64), 0, self.max_level - 1)
         return 2 * self.probe_steps * (2 ** (top + 1) - 1)
+
+    def log_prob_cost(self, alpha: Any, state: PhaseState) -> np.ndarray:
+        """Gradients of one :meth:`log_prob` per chain: ``C(ℓ)``."""
+        return self.probe_cost(alpha)
 
     def first_accurate(self, state: PhaseState, depth: np.ndarray) -> np.ndarray:
         """Per chain, the first ``ℓ ≤ depth`` with ``e_ℓ ≤ δ``, or ``depth + 1`` if none.
@@ -166,9 +173,15 @@ class RefinementLaw(AuxiliaryLaw):
 
     def sample(self, state: PhaseState, rng: Any) -> np.ndarray:
         """``ℓ*`` or ``ℓ* + 1`` from one uniform per chain (``ℓ_max`` stays)."""
+        return self.sample_with_cost(state, rng)[0]
+
+    def sample_with_cost(self, state: PhaseState, rng: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`sample`'s draw and its gradients per chain, ``C(ℓ*)`` (the probes up to
+        ``ℓ*``, :meth:`level_star`)."""
         star = self.level_star(state)
         u = rng.random(star.shape[0])
-        return np.where(star < self.max_level, star + (u < 0.5), star).astype(np.int64)
+        level = np.where(star < self.max_level, star + (u < 0.5), star).astype(np.int64)
+        return level, self.probe_cost(star)
 
     def describe(self) -> dict:
         return {
@@ -190,22 +203,17 @@ class RefinedLeapfrog(LeapfrogFamily):
         As for :class:`~ladder_mcmc.hamiltonian.leapfrog_family.LeapfrogFamily`.
     n_steps : int
         ``M``, the steps at level 0.
-    law : RefinementLaw, optional
-        The law the density carries: its probes are counted in :meth:`cost_of`.
     """
 
     n_steps: int = attrs.field(default=8, converter=attrs_converter(positive_int, "n_steps"))
-    law: RefinementLaw | None = None
 
     def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
         """``M 2^ℓ`` steps of ``ε / 2^ℓ`` for each chain's ``ℓ = alpha[i]``."""
         return _refined_run(self, state, alpha, int(self.n_steps))
 
     def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
-        """``M 2^ℓ`` for the integration, plus the law's probes ``C(ℓ)`` at the new rung."""
-        ell = np.asarray(alpha, dtype=np.int64)
-        probes = 0 if self.law is None else self.law.probe_cost(ell)
-        return (int(self.n_steps) * 2**ell + probes).astype(np.int64)
+        """``M 2^ℓ``: the integration (``AuxiliaryMap`` adds the law's probes ``C(ℓ)``)."""
+        return (int(self.n_steps) * 2 ** np.asarray(alpha, dtype=np.int64)).astype(np.int64)
 
     def describe(self) -> dict:
         return {**super().describe(), "n_steps": int(self.n_steps)}
@@ -257,5 +265,5 @@ def refined_lahmc(
     """
     metric = Metric(inverse_mass)
     law = RefinementLaw(target, step_size, threshold, max_level, probe_steps, metric)
-    family = RefinedLeapfrog(target, step_size, metric, n_steps, law)
+    family = RefinedLeapfrog(target, step_size, metric, n_steps)
     return auxiliary_lahmc(family, law, beta, look_ahead)

@@ -22,7 +22,8 @@ it reads ``v`` and changes under ``v → −v`` (symmetrising it, e.g. the short
 U-turn lengths from ``(x, v)`` and ``(x, −v)``, would make it admissible).
 
 One application costs ``n`` gradient evaluations (:meth:`StateLengthLeapfrog.cost_of`);
-the law costs none.
+the law costs none (it declares no ``log_prob_cost`` or ``sample_with_cost``: a ``scale``
+hint is taken to evaluate no gradient).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class LocalLengthLaw(AuxiliaryLaw):
     scale : callable, optional
         ``x -> s(x)``, shape ``(chains,)``; default: the target's ``local_scale`` if the
         caller passes it here, else ``√dim / |∇E(x)|`` from the state's cached gradient.
+        Taken to evaluate no gradient (``Trace.grad_evals`` counts none for it).
     """
 
     step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))

@@ -45,6 +45,7 @@ __all__ = [
     "MapFamily",
     "alpha_of",
     "check_law",
+    "gradient_counts",
 ]
 
 #: parameter names that mean "the direction": a law taking one is refused (docs/design.md §14)
@@ -64,9 +65,27 @@ class AuxiliaryLaw(abc.ABC):
         Declared: ``p(α | F ζ) = p(α | ζ)`` for the flip of any family it is used with.
         ``True`` here; a law that declares ``False`` is refused by :class:`AuxiliaryMap`
         with a family that has a flip. ``check_map`` checks it numerically either way.
+    log_prob_cost : callable or None
+        ``None`` here: :meth:`log_prob` evaluates no gradient. A law whose ``log_prob``
+        does (it probes the target) defines ``log_prob_cost(alpha, state) -> int array
+        (chains,)``, the gradients of one ``log_prob`` per chain; :class:`AuxiliaryMap`
+        adds them to the cost of every rung and of the density at the refreshed origin.
+    sample_with_cost : callable or None
+        ``None`` here: :meth:`sample` evaluates no gradient. A law whose ``sample`` does
+        defines ``sample_with_cost(state, rng) -> (alpha, cost)``: the draw ``sample``
+        makes from the same numbers, and its gradients per chain (int array (chains,));
+        the redraw reports them (``AuxiliaryRefresh.with_cost``). A subclass that
+        defines ``sample`` without ``sample_with_cost`` declares ``None``.
     """
 
     flip_invariant: ClassVar[bool] = True
+    log_prob_cost: ClassVar[Any] = None
+    sample_with_cost: ClassVar[Any] = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "sample" in vars(cls) and "sample_with_cost" not in vars(cls):
+            cls.sample_with_cost = None  # a new sample: the inherited count is not its own
 
     @abc.abstractmethod
     def log_prob(self, alpha: Any, state: State) -> np.ndarray:
@@ -100,7 +119,16 @@ def check_law(law: Any, name: str = "law") -> AuxiliaryLaw:
     if isinstance(law, type) or not isinstance(law, AuxiliaryLaw):
         what = law.__name__ if isinstance(law, type) else type(law).__name__
         raise ValueError(f"{name} must be an AuxiliaryLaw instance, got {what}: {law!r}")
-    for method, args in (("log_prob", ("alpha", "state")), ("sample", ("state", "rng"))):
+    methods = [("log_prob", ("alpha", "state")), ("sample", ("state", "rng"))]
+    methods += [
+        (method, args)
+        for method, args in (
+            ("log_prob_cost", ("alpha", "state")),
+            ("sample_with_cost", ("state", "rng")),
+        )
+        if getattr(law, method) is not None
+    ]
+    for method, args in methods:
         signature = inspect.signature(getattr(law, method))
         reads_d = sorted(_DIRECTION_NAMES & set(signature.parameters))
         if reads_d:
@@ -227,6 +255,17 @@ def _log_prob_of(law: AuxiliaryLaw, alpha: Any, inner: State) -> np.ndarray:
     return out
 
 
+def gradient_counts(cost: Any, n: int, what: str) -> np.ndarray:
+    """``cost`` as int64 with one entry per chain, or ``ValueError`` naming ``what``."""
+    arr = np.asarray(cost)
+    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(
+            f"{what} must return integer gradient counts of shape ({n},), got {arr.dtype} "
+            f"of shape {arr.shape}"
+        )
+    return arr.astype(np.int64, copy=False)
+
+
 def alpha_of(alpha: Any, n: int, what: str) -> np.ndarray:
     """``alpha`` as an array with one entry per chain, or ``ValueError`` naming ``what``."""
     arr = np.asarray(alpha)
@@ -314,15 +353,41 @@ class AuxiliaryMap(ReversibleMap):
 
     @property
     def cost_of(self) -> Any:  # type: ignore[override]
-        """``None`` if the family has no ``cost_of``; else ``state -> family.cost_of(ζ, α)``."""
-        family_cost = self.family.cost_of
-        if family_cost is None:
+        """``None`` if neither the family nor the law declares a cost per chain; else
+        ``state -> family.cost_of(ζ, α) + law.log_prob_cost(α, ζ)``: the application and
+        the law at the rung it reaches (the family's ``cost`` if it has no ``cost_of``)."""
+        family_cost, law_cost = self.family.cost_of, self.law.log_prob_cost
+        if family_cost is None and law_cost is None:
             return None
+        fixed, name = int(self.family.cost), type(self.law).__name__
 
         def cost_of(state: AuxiliaryState) -> np.ndarray:
-            return np.asarray(family_cost(state.inner, state.alpha))
+            n = batch.n_chains(state.inner)
+            if family_cost is None:
+                own = np.full(n, fixed, dtype=np.int64)
+            else:
+                own = np.asarray(family_cost(state.inner, state.alpha))
+            if law_cost is None:
+                return own
+            law = gradient_counts(law_cost(state.alpha, state.inner), n, f"{name}.log_prob_cost")
+            return own + law
 
         return cost_of
+
+    @property
+    def log_density_cost(self) -> Any:  # type: ignore[override]
+        """``None`` if the law declares no ``log_prob_cost``; else
+        ``state -> law.log_prob_cost(α, ζ)`` (the family's ``p(ζ)`` reads the state)."""
+        law_cost = self.law.log_prob_cost
+        if law_cost is None:
+            return None
+        name = type(self.law).__name__
+
+        def log_density_cost(state: AuxiliaryState) -> np.ndarray:
+            n = batch.n_chains(state.inner)
+            return gradient_counts(law_cost(state.alpha, state.inner), n, f"{name}.log_prob_cost")
+
+        return log_density_cost
 
     @property
     def kinetic_energy(self) -> Any:

@@ -18,6 +18,7 @@ from ladder_mcmc.ladder.auxiliary import (
     AuxiliaryState,
     alpha_of,
     check_law,
+    gradient_counts,
 )
 from ladder_mcmc.ladder.refresh import Refresh, same_kinetic_energy
 from ladder_mcmc.validation import state_field
@@ -55,10 +56,21 @@ class InnerRefresh(Refresh):
         """The wrapped refresh's."""
         return self.refresh.kinetic_energies
 
+    @property
+    def costly(self) -> bool:  # type: ignore[override]
+        """The wrapped refresh's."""
+        return self.refresh.costly
+
     def __call__(self, state, direction, rng):
         inner = state_field(state, "inner", "InnerRefresh", "AuxiliaryMap's AuxiliaryState")
         inner, direction = self.refresh(inner, direction, rng)
         return AuxiliaryState(inner, state.alpha), direction
+
+    def with_cost(self, state, direction, rng):
+        """As :meth:`__call__`, with the wrapped refresh's reported cost."""
+        inner = state_field(state, "inner", "InnerRefresh", "AuxiliaryMap's AuxiliaryState")
+        inner, direction, cost = self.refresh.with_cost(inner, direction, rng)
+        return AuxiliaryState(inner, state.alpha), direction, cost
 
     def describe(self) -> dict:
         return {"refresh": "InnerRefresh", "inner": self.refresh.describe()}
@@ -71,7 +83,8 @@ class AuxiliaryRefresh(Refresh):
     Keeps ``p(ζ) p(α | ζ) / 2`` from any law of ``(ζ, d)`` with marginal ``p(ζ)/2``, so it
     must be the last part of the refresh that changes the state (``Ladder`` refuses
     another order where the composition is visible). ``changes_state`` is true: ``α``
-    enters the log density through the law.
+    enters the log density through the law. ``costly`` if the law declares
+    ``sample_with_cost`` (its draw evaluates gradients, which :meth:`with_cost` reports).
 
     Parameters
     ----------
@@ -96,11 +109,28 @@ class AuxiliaryRefresh(Refresh):
         """The law this refresh redraws ``α`` from (read by ``Ladder``)."""
         return self.law
 
+    @property
+    def costly(self) -> bool:  # type: ignore[override]
+        """Whether the law declares ``sample_with_cost``."""
+        return self.law.sample_with_cost is not None
+
     def __call__(self, state, direction, rng):
+        state, direction, _ = self.with_cost(state, direction, rng)
+        return state, direction
+
+    def with_cost(self, state, direction, rng):
+        """The redraw, and the gradients the law's draw spent (``None`` if it declares none)."""
         inner = state_field(state, "inner", "AuxiliaryRefresh", "AuxiliaryMap's AuxiliaryState")
-        n = len(direction)
-        alpha = alpha_of(self.law.sample(inner, rng), n, f"{type(self.law).__name__}.sample")
-        return AuxiliaryState(inner, alpha), direction
+        n, name = len(direction), type(self.law).__name__
+        counted = self.law.sample_with_cost
+        if counted is None:
+            alpha, cost, what = self.law.sample(inner, rng), None, f"{name}.sample"
+        else:
+            alpha, cost = counted(inner, rng)
+            what = f"{name}.sample_with_cost"
+            cost = gradient_counts(cost, n, what)
+        alpha = alpha_of(alpha, n, what)
+        return AuxiliaryState(inner, alpha), direction, cost
 
     def describe(self) -> dict:
         return {"refresh": "AuxiliaryRefresh", **self.law.describe()}

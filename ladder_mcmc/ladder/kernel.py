@@ -75,6 +75,10 @@ class StepInfo:
         Gradient evaluations per map application in this step, for a map whose cost
         varies per chain and step (``map.cost_of`` of the step's starting state);
         ``None`` for a map of fixed cost (``map.cost``).
+    overhead : int array (chains,) or None
+        Gradient evaluations of the step outside its map applications: those the
+        refresh reports (``Refresh.with_cost``) and the log density at the refreshed
+        state (``map.log_density_cost``); ``None`` when neither declares any.
     """
 
     rung: np.ndarray
@@ -82,6 +86,7 @@ class StepInfo:
     non_finite: np.ndarray
     first_stage_prob: np.ndarray | None = None
     cost: np.ndarray | None = None
+    overhead: np.ndarray | None = None
 
 
 def log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -107,6 +112,20 @@ def quiet_log_density_of(
         return lp, np.zeros(lp.shape, dtype=bool)
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
     return np.where(bad, -np.inf, lp), bad
+
+
+def density_cost(map_: ReversibleMap, state: Any) -> np.ndarray | None:
+    """Gradient evaluations of ``map_.log_density(state)`` per chain
+    (``map_.log_density_cost``), or ``None`` if the map declares none."""
+    cost = map_.log_density_cost
+    return None if cost is None else np.asarray(cost(state), dtype=np.int64)
+
+
+def add_costs(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """``a + b`` for per-chain gradient counts, ``None`` meaning none."""
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 def jacobian_weighted(
@@ -336,20 +355,31 @@ class Ladder:
                 ratio_taken[pending] = ratio[rest]
         direction = np.where(code == FLIP, -ks.direction, ks.direction).astype(np.int8)
         carry = rule.next_carry(ks.carry, u, code, ratio_taken)
-        state, direction, new_lp = self.apply_refresh(new_state, direction, new_lp, rng)
-        info = StepInfo(code, n_moves, non_finite, first_stage_prob, cost)
+        state, direction, new_lp, overhead = self.refresh_with_cost(
+            new_state, direction, new_lp, rng
+        )
+        info = StepInfo(code, n_moves, non_finite, first_stage_prob, cost, overhead)
         return LadderState(state, direction, new_lp, carry), info
 
     def apply_refresh(
         self, state: Any, direction: np.ndarray, log_p: np.ndarray, rng: np.random.Generator
     ) -> tuple[Any, np.ndarray, np.ndarray]:
         """Run the refresh on a batch and recompute ``log p`` if it changed the state."""
+        return self.refresh_with_cost(state, direction, log_p, rng)[:3]
+
+    def refresh_with_cost(
+        self, state: Any, direction: np.ndarray, log_p: np.ndarray, rng: np.random.Generator
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`apply_refresh` and its gradient evaluations per chain (``StepInfo.overhead``):
+        the refresh's (``Refresh.with_cost``) plus, if it changed the state, the log
+        density's there (``map.log_density_cost``); ``None`` if neither declares any."""
         if self.refresh is None:
-            return state, direction, log_p
-        state, direction = self.refresh(state, direction, rng)
+            return state, direction, log_p, None
+        state, direction, spent = self.refresh.with_cost(state, direction, rng)
         if self.refresh.changes_state:
             log_p, _ = log_density_of(self.map, state)
-        return state, np.asarray(direction, dtype=np.int8), log_p
+            spent = add_costs(spent, density_cost(self.map, state))
+        return state, np.asarray(direction, dtype=np.int8), log_p, spent
 
     def describe(self) -> dict:
         """JSON-able description (used to refuse foreign checkpoints); numpy numbers as Python's."""

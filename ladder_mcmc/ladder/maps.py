@@ -37,8 +37,9 @@ class ReversibleMap(abc.ABC):
     ----------
     cost : int
         Gradient (or other expensive) evaluations one application of the map
-        costs per chain. Used only for bookkeeping (``Trace.grad_evals``).
-        Leapfrog sets it to its number of leapfrog steps ``M``.
+        costs per chain, the log density at the rung it reaches included. Used only
+        for bookkeeping (``Trace.grad_evals``). Leapfrog sets it to its number of
+        leapfrog steps ``M``.
     cost_of : callable or None
         ``None`` (here): every application costs :attr:`cost`. A map whose cost varies
         per chain and step defines the method ``cost_of(state) -> int array (chains,)``,
@@ -46,6 +47,12 @@ class ReversibleMap(abc.ABC):
         (:class:`~ladder_mcmc.hamiltonian.jittered_length.JitteredLengthLeapfrog`: each
         chain's ``n``); drivers then record it with every step
         (``StepInfo.cost``, ``Trace.step_cost``) and the gradient counts stay exact.
+    log_density_cost : callable or None
+        ``None`` (here): :meth:`log_density` evaluates no gradient (it reads what the
+        state holds). A map whose density does (an
+        :class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryMap` whose law probes the target)
+        defines ``log_density_cost(state) -> int array (chains,)``; the drivers count it
+        once per step, where a refresh changed the state (``Trace.step_overhead``).
     plain_leapfrog : bool
         Declared capability: the map is exactly :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`
         (its ``move``, ``integrate``, ``log_density`` and states) for its
@@ -73,6 +80,7 @@ class ReversibleMap(abc.ABC):
 
     cost: int = 1
     cost_of: ClassVar[Any] = None
+    log_density_cost: ClassVar[Any] = None
     plain_leapfrog: ClassVar[bool] = False
 
     @property

@@ -15,6 +15,11 @@ type): ``kinetic_energies``, the kinetic energies it draws momenta for (which
 a :class:`ComposedRefresh` applies in order; ``auxiliary_law``, the law a refresh
 redraws a map parameter from (:mod:`ladder_mcmc.ladder.auxiliary_refresh`). The base
 class declares nothing.
+
+A refresh that evaluates gradients (a redraw from a law that probes the target) says so:
+``costly`` is true and :meth:`Refresh.with_cost` returns the gradients it spent per
+chain; the drivers record them with the step (``Trace.step_overhead``,
+docs/design.md §6).
 """
 
 from __future__ import annotations
@@ -47,6 +52,37 @@ class Refresh(abc.ABC):
         self, state: Any, direction: np.ndarray, rng: np.random.Generator
     ) -> tuple[Any, np.ndarray]:
         """Refresh a batch of chains."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__call__" in vars(cls) and "with_cost" not in vars(cls):
+            # a new __call__ that does not report its cost: with_cost must call it
+            cls.with_cost = Refresh.with_cost  # type: ignore[method-assign]
+            if "costly" not in vars(cls):
+                cls.costly = Refresh.costly  # type: ignore[assignment]
+
+    @property
+    def costly(self) -> bool:
+        """Whether :meth:`with_cost` may report gradient evaluations; ``False`` here.
+
+        Declared by a refresh that evaluates gradients (an
+        :class:`~ladder_mcmc.ladder.auxiliary_refresh.AuxiliaryRefresh` whose law declares
+        ``sample_with_cost``). The ragged driver then refreshes only the chains that
+        decided, so that no gradient is spent on a chain still inside its step.
+        """
+        return False
+
+    def with_cost(
+        self, state: Any, direction: np.ndarray, rng: np.random.Generator
+    ) -> tuple[Any, np.ndarray, np.ndarray | None]:
+        """``(state, direction, cost)``: the refresh, and the gradient evaluations it spent
+        per chain (int array (chains,)), or ``None`` for none.
+
+        Here ``self(state, direction, rng)`` and ``None``. A class that defines
+        ``__call__`` without ``with_cost`` gets this one back (and ``costly`` false).
+        """
+        state, direction = self(state, direction, rng)
+        return state, direction, None
 
     def __add__(self, other: Refresh) -> ComposedRefresh:
         """``a + b``: apply ``a`` then ``b``."""
@@ -134,6 +170,20 @@ class ComposedRefresh(Refresh):
         for part in self.parts:
             state, direction = part(state, direction, rng)
         return state, direction
+
+    @property
+    def costly(self) -> bool:  # type: ignore[override]
+        """Whether any part is."""
+        return any(p.costly for p in self.parts)
+
+    def with_cost(self, state, direction, rng):
+        """The parts in order (each through its ``with_cost``); the costs they report, summed."""
+        total = None
+        for part in self.parts:
+            state, direction, cost = part.with_cost(state, direction, rng)
+            if cost is not None:
+                total = cost if total is None else total + cost
+        return state, direction, total
 
     def describe(self) -> dict:
         return {"refresh": "ComposedRefresh", "parts": [p.describe() for p in self.parts]}

@@ -92,6 +92,9 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
     step_cost = None  # per step (maps with cost_of): every group has it, being one kernel
     if all(t.step_cost is not None for t in traces):
         step_cost = cat("step_cost")
+    step_overhead = None  # likewise (a refresh or refreshed density that costs gradients)
+    if all(t.step_overhead is not None for t in traces):
+        step_overhead = cat("step_overhead")
     warm = [t.warmup for t in traces]
     warmup = None
     if not any(w is None for w in warm):
@@ -111,6 +114,7 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
         warmup=warmup,
         step_cost=step_cost,
         parameters=first.parameters,
+        step_overhead=step_overhead,
     )
 
 

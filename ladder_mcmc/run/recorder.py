@@ -2,7 +2,9 @@
 
 Draws (kept every ``thin`` steps) and per-step ladder statistics (rung taken, map
 applications, non-finite rungs, and, for a map whose cost varies per chain and step,
-the gradient evaluations per map application), each chain at its own step; in memory, or in
+the gradient evaluations per map application; for a refresh or a refreshed density that
+evaluates gradients, those of the step outside its map applications), each chain at its
+own step; in memory, or in
 ``.npy`` files on disk (:mod:`ladder_mcmc.run.draws_files`). A
 :class:`~ladder_mcmc.run.trace.Trace` is made of what it holds.
 """
@@ -46,7 +48,9 @@ class Recorder:
     ``step_cost``: ``None`` until a driver hands a step's cost (maps with ``cost_of``,
     whose gradient evaluations per map application vary per chain and step); then
     an int32 array (n_steps, chains), so that a run of a fixed-cost map keeps its
-    memory. :meth:`grad_evals_per_step` counts with it.
+    memory. ``step_overhead``: the same for the gradient evaluations of a step outside
+    its map applications (``StepInfo.overhead``: a refresh that reports its cost, the
+    log density at the refreshed state). :meth:`grad_evals_per_step` counts with both.
     """
 
     def __init__(
@@ -65,6 +69,7 @@ class Recorder:
         self.non_finite = np.zeros((n_steps, n_chains), dtype=np.int16)
         self.steps_done = np.zeros(n_chains, dtype=np.int64)
         self.step_cost: np.ndarray | None = None
+        self.step_overhead: np.ndarray | None = None
         self.draws: Any = None
         # np.zeros, not np.empty: calloc'd pages are mapped lazily and cheaply,
         # while first writes into np.empty memory in scattered order (the
@@ -86,18 +91,22 @@ class Recorder:
         n_moves: np.ndarray,
         non_finite: np.ndarray,
         cost: np.ndarray | None = None,
+        overhead: np.ndarray | None = None,
     ) -> None:
         """Record step ``steps[i]`` of chain ``chains[i]`` for every ``i``.
 
         ``draw=None``: the draws were written already (:meth:`record_draws`).
         ``cost``: gradient evaluations per map application of each step (maps with
-        ``cost_of``), or None.
+        ``cost_of``), or None. ``overhead``: gradient evaluations of each step outside
+        its map applications (``StepInfo.overhead``), or None.
         """
         self.rungs[steps, chains] = rung
         self.n_moves[steps, chains] = n_moves
         self.non_finite[steps, chains] = non_finite
         if cost is not None:
             self.costs()[steps, chains] = cost
+        if overhead is not None:
+            self.overheads()[steps, chains] = overhead
         self.steps_done[chains] = steps + 1
         if draw is not None:
             self.record_draws(chains, steps, draw)
@@ -110,16 +119,26 @@ class Recorder:
             self.step_cost = np.zeros((self.n_steps, self.n_chains), dtype=np.int32)
         return self.step_cost
 
+    def overheads(self) -> np.ndarray:
+        """:attr:`step_overhead`, allocated (zeros) on first use."""
+        if self.step_overhead is None:
+            self.step_overhead = np.zeros((self.n_steps, self.n_chains), dtype=np.int32)
+        return self.step_overhead
+
     def grad_evals_per_step(self, cost: Any, done: int | None = None) -> np.ndarray:
         """Gradient evaluations of each recorded step and chain, (done, chains).
 
         ``n_moves`` times :attr:`step_cost` when steps came with their cost, else
-        times ``cost`` (the map's fixed ``cost``). ``done``: the steps every chain
-        has completed (default :meth:`completed`).
+        times ``cost`` (the map's fixed ``cost``), plus :attr:`step_overhead` when
+        steps came with one. ``done``: the steps every chain has completed (default
+        :meth:`completed`).
         """
         done = self.completed() if done is None else done
         per_move = cost if self.step_cost is None else self.step_cost[:done]
-        return self.n_moves[:done].astype(np.int64) * per_move
+        out = self.n_moves[:done].astype(np.int64) * per_move
+        if self.step_overhead is not None:
+            out = out + self.step_overhead[:done]
+        return out
 
     def record_draws(self, chains: np.ndarray, steps: np.ndarray, draw: Any) -> None:
         """Write the draws of step ``steps[i]`` of chain ``chains[i]`` (those ``thin`` keeps).
@@ -220,9 +239,11 @@ class Recorder:
 
         batch.tree_map(write, store, draw)
 
-    def record_row(self, step: int, draw: Any, rung, n_moves, non_finite, cost=None) -> None:
-        """Record step ``step`` of every chain at once (chains in order); ``cost`` as
-        for :meth:`record`."""
+    def record_row(
+        self, step: int, draw: Any, rung, n_moves, non_finite, cost=None, overhead=None
+    ) -> None:
+        """Record step ``step`` of every chain at once (chains in order); ``cost`` and
+        ``overhead`` as for :meth:`record`."""
         if self._buffer:
             self.flush()
         self.rungs[step] = rung
@@ -230,6 +251,8 @@ class Recorder:
         self.non_finite[step] = non_finite
         if cost is not None:
             self.costs()[step] = cost
+        if overhead is not None:
+            self.overheads()[step] = overhead
         self.steps_done[:] = step + 1
         if (step + 1) % self.thin == 0:
             row = (step + 1) // self.thin - 1
@@ -256,16 +279,18 @@ class Recorder:
         n_moves: np.ndarray,
         non_finite: np.ndarray,
         cost: np.ndarray | None = None,
+        overhead: np.ndarray | None = None,
     ) -> bool:
         """Buffer step ``steps[i]`` of chain ``chains[i]`` for every ``i`` with ``mask[i]``.
 
-        ``mask = None`` means every ``i``; ``cost`` as for :meth:`record`. The arrays
+        ``mask = None`` means every ``i``; ``cost`` and ``overhead`` as for
+        :meth:`record`. The arrays
         are kept by reference until the next :meth:`flush`: the caller must not modify
         them in place.
         A chain's steps must come in increasing order. Returns True if the
         buffer was flushed.
         """
-        self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite, cost))
+        self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite, cost, overhead))
         if len(self._buffer) >= self.flush_every:
             self.flush()
             return True
@@ -298,17 +323,22 @@ class Recorder:
         all_chains, all_steps = cat(1), cat(2)
         chains, steps = all_chains, all_steps
         rung, n_moves, non_finite = cat(4), cat(5), cat(6)
-        cost = None if buf[0][7] is None else cat(7)  # a map's steps all come with it or not
+        # a kernel's steps all come with a cost (an overhead) or none do
+        cost = None if buf[0][7] is None else cat(7)
+        overhead = None if buf[0][8] is None else cat(8)
         if sel is not None:
             chains, steps = chains[sel], steps[sel]
             rung, n_moves, non_finite = rung[sel], n_moves[sel], non_finite[sel]
             cost = None if cost is None else cost[sel]
+            overhead = None if overhead is None else overhead[sel]
         flat = steps * self.n_chains + chains
         _scatter(self.rungs, flat, steps, chains, rung)
         _scatter(self.n_moves, flat, steps, chains, n_moves)
         _scatter(self.non_finite, flat, steps, chains, non_finite)
         if cost is not None:
             _scatter(self.costs(), flat, steps, chains, cost)
+        if overhead is not None:
+            _scatter(self.overheads(), flat, steps, chains, overhead)
         # a chain may appear several times; its steps increase, so keep the largest
         np.maximum.at(self.steps_done, chains, steps + 1)
         # draws: entry by entry, in order, every chain of the entry (no gather).

@@ -228,6 +228,8 @@ def resume(
     recorder.non_finite[:done] = trees["non_finite"]
     if trees.get("step_cost") is not None:  # a map whose cost varies per chain and step
         recorder.costs()[:done] = trees["step_cost"]
+    if trees.get("step_overhead") is not None:  # gradients outside the map applications
+        recorder.overheads()[:done] = trees["step_overhead"]
     recorder.steps_done[:] = done
     kept = done // recorder.thin
     streamed_to = _restore_draws(recorder, path, meta, trees["draws"], kept, new_file)

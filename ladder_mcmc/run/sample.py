@@ -120,6 +120,7 @@ def _save(run: _Run) -> None:
         "n_moves": rec.n_moves[:done],
         "non_finite": rec.non_finite[:done],
         "step_cost": None if rec.step_cost is None else rec.step_cost[:done],
+        "step_overhead": None if rec.step_overhead is None else rec.step_overhead[:done],
         "warmup": run.warm,
         **{f"streams_{name}": array for name, array in streams_arrays.items()},
     }
@@ -171,6 +172,7 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
         n_moves=rec.n_moves[:done],
         non_finite_rungs=rec.non_finite[:done],
         step_cost=None if rec.step_cost is None else rec.step_cost[:done],
+        step_overhead=None if rec.step_overhead is None else rec.step_overhead[:done],
         cost=run.kernel.map.cost,
         max_rung=run.kernel.max_rung,
         thin=rec.thin,

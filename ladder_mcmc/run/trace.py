@@ -45,13 +45,19 @@ class Trace:
         the entries they share, and each group's description under ``"groups"``.
     warmup : WarmupResult, GroupedWarmup or None
         Adapted step size and mass matrix, and the warm-up's own gradient
-        evaluations (not included in ``grad_evals``), when ``warmup > 0``;
+        evaluations (counted as ``grad_evals`` is, not included in it), when ``warmup > 0``;
         a :class:`~ladder_mcmc.run.adaptation.GroupedWarmup` (the same attributes,
         per group) for several groups of chains run through an executor.
     step_cost : int array (n_steps, chains) or None
         Gradient evaluations per map application of every step, for a map whose cost
         varies per chain and step (``map.cost_of``: a jittered trajectory length); then
         ``grad_evals_per_step`` is ``n_moves * step_cost``. ``None`` otherwise.
+    step_overhead : int array (n_steps, chains) or None
+        Gradient evaluations of every step outside its map applications, for a kernel
+        that declares them (``StepInfo.overhead``): those its refresh reports (an
+        auxiliary law's redraw, ``Refresh.with_cost``) and the log density at the
+        refreshed state (``map.log_density_cost``); ``grad_evals_per_step`` adds them.
+        ``None`` otherwise (no such cost).
     parameters : ParameterSpace or None
         The target's names, shapes and constraining transform (its ``parameters``),
         used by :meth:`named_draws`, ``summary`` and ``to_inference_data``.
@@ -71,6 +77,7 @@ class Trace:
     warmup: Any = None
     step_cost: np.ndarray | None = None
     parameters: Any = None
+    step_overhead: np.ndarray | None = None
 
     @property
     def n_steps(self) -> int:
@@ -122,13 +129,24 @@ class Trace:
 
     @property
     def grad_evals_per_step(self) -> np.ndarray:
-        """Gradient evaluations per step and chain, (n_steps, chains)."""
+        """Gradient evaluations per step and chain, (n_steps, chains):
+        ``n_moves * cost`` (``n_moves * step_cost``), ``+ step_overhead``."""
         per_move = self.cost if self.step_cost is None else self.step_cost
-        return self.n_moves.astype(np.int64) * per_move
+        out = self.n_moves.astype(np.int64) * per_move
+        if self.step_overhead is not None:
+            out = out + self.step_overhead
+        return out
 
     @property
     def grad_evals(self) -> np.ndarray:
-        """Gradient evaluations computed per chain, (chains,)."""
+        """Gradient evaluations computed per chain in the sampling steps, (chains,).
+
+        Every gradient of the steps: map applications and rung densities, and what the
+        kernel declares outside them (:attr:`step_overhead`). Not included: the warm-up's
+        (``warmup.grad_evals``) and the preparation of the initial state before it
+        (``Ladder.init``: one gradient per chain for a leapfrog; for an auxiliary law
+        also its draw and its density there).
+        """
         return self.grad_evals_per_step.sum(axis=0)
 
     @property
