@@ -451,8 +451,7 @@ def _end_window(kernel, ks, draws, ad: _Adapter, dense: bool, rng):
 
 def _grad_evals(rec: Recorder, kernel: Ladder, start: int, stop: int) -> np.ndarray:
     """Gradient evaluations per chain of the recorded steps ``start .. stop − 1``."""
-    per_move = int(kernel.map.cost) if rec.step_cost is None else rec.step_cost[start:stop]
-    return (rec.n_moves[start:stop].astype(np.int64) * per_move).sum(axis=0)
+    return rec.grad_evals_per_step(int(kernel.map.cost), stop)[start:].sum(axis=0)
 
 
 def check_warmup(result: WarmupResult | GroupedWarmup, stacklevel: int = 2) -> None:
