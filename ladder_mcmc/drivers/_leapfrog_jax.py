@@ -349,7 +349,7 @@ def _block_function(potential: Callable, metric: str, refresh: str, lengths: str
         state = {k: state[k] for k in _CARRIED}
         return state, outputs, dual
 
-    # LLVM's optimisation level 1: a third less compile time, the same run time (the
+    # LLVM's optimisation level 1: a shorter compilation, the same run time measured (the
     # gradient's matrix products are library calls either way)
     return jax.jit(block, compiler_options={"xla_backend_optimization_level": 1})
 
