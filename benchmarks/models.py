@@ -2,7 +2,9 @@
 
 Models: the logistic regression of ``examples/logistic_regression.py`` (1000 × 20
 synthetic design, N(0, 1) priors; 21 parameters) and eight schools non-centred
-(posteriordb data, ``ladder_mcmc.models.posteriors.jax_log_density``; 10 parameters).
+(posteriordb data, ``ladder_mcmc.models.posteriors.jax_log_density``; 10 parameters);
+when named in ``--models``, ``gauss100``: the 100-d ``IllConditionedGaussian`` (variances
+log-spaced in [1, 10⁶]) written in JAX, started uniform on (−2, 2).
 Both samplers get the SAME JAX log density of one point: the package through
 ``from_jax(log_density, dim, parameters=...)`` (``jit(vmap(value_and_grad))``, float64),
 NUTS as ``potential_fn = -log_density``.
@@ -81,11 +83,14 @@ from posteriordb import posterior_seed  # noqa: E402
 
 from ladder_mcmc import lahmc, sample  # noqa: E402
 from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
-from ladder_mcmc.models import from_jax  # noqa: E402
+from ladder_mcmc.models import IllConditionedGaussian, from_jax  # noqa: E402
 from ladder_mcmc.models import posteriors as pdb  # noqa: E402
 
 EIGHT = "eight_schools-eight_schools_noncentered"
 MODELS = ("logistic", "eight_schools")
+#: run only when named in ``--models``: the 100-d ill-conditioned Gaussian, the model on
+#: which the batch's margin over vectorized NUTS was first measured (numpy target)
+EXTRA_MODELS = ("gauss100",)
 #: the package's sides: its sampling loop in Python/numpy (``drivers.JAX_DRIVER =
 #: False``), or compiled whole by JAX in blocks of steps (``ladder_mcmc.drivers._leapfrog_jax``)
 OURS = {"numpy": "lahmc() numpy loop", "jax": "lahmc() JAX loop"}
@@ -110,6 +115,20 @@ def model(key: str) -> dict:
             "dim": target.dim,
             "parameters": target.parameters,
             "init": init,
+        }
+    if key == "gauss100":
+        import jax.numpy as jnp
+
+        precisions = jnp.asarray(IllConditionedGaussian(100).precisions)
+
+        def uniform(seed, chains):
+            return np.random.default_rng(seed).uniform(-2, 2, (chains, 100)), seed + 10_000
+
+        return {
+            "log_density": lambda x: -0.5 * jnp.sum(x * x * precisions),
+            "dim": 100,
+            "parameters": None,
+            "init": uniform,
         }
     target = pdb.load(EIGHT)
 
@@ -304,7 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 seed, 200 + 300 steps")
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (5; quick 1)")
-    ap.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        choices=MODELS + EXTRA_MODELS,
+        default=list(MODELS),
+        help="models to run (the default two; gauss100 only if named)",
+    )
     ap.add_argument("--chains", nargs="+", type=int, default=[4, 64])
     ap.add_argument("--no-nuts", action="store_true", help="the package's side only")
     ap.add_argument(
