@@ -47,6 +47,7 @@ from ladder_mcmc.ladder.kernel import (
     density_cost,
     jacobian_weighted,
     quiet_log_density_of,
+    refresh_cost,
 )
 from ladder_mcmc.ladder.rules import FLIP, base_for
 
@@ -316,6 +317,7 @@ def _refresh_decided(map_, refresh, nxt, new_dir, nxt_lp, ids, streams, rows):
     changes = refresh.changes_state
     if ids is None:
         ref, ref_dir, spent = refresh.with_cost(nxt, new_dir, streams.view(rows))
+        spent = refresh_cost(refresh, spent, len(new_dir))
         ref_dir = np.asarray(ref_dir, dtype=np.int8)
         if not changes:
             return ref, ref_dir, nxt_lp, _counts(spent, len(new_dir))
@@ -324,6 +326,7 @@ def _refresh_decided(map_, refresh, nxt, new_dir, nxt_lp, ids, streams, rows):
     sub = batch.take(nxt, ids)
     view = streams.view(ids if rows is None else rows[ids])
     ref_sub, dir_sub, spent = refresh.with_cost(sub, new_dir[ids], view)
+    spent = refresh_cost(refresh, spent, ids.size)
     lp = nxt_lp.copy()
     if changes:
         lp[ids] = quiet_log_density_of(map_, ref_sub, sub)[0]

@@ -70,6 +70,10 @@ class AuxiliaryLaw(abc.ABC):
         does (it probes the target) defines ``log_prob_cost(alpha, state) -> int array
         (chains,)``, the gradients of one ``log_prob`` per chain; :class:`AuxiliaryMap`
         adds them to the cost of every rung and of the density at the refreshed origin.
+        Every rung of a step is charged the cost at the step's origin, so the count is
+        exact for a cost that depends on ``α`` alone (``α`` is the same at every rung),
+        as :class:`~ladder_mcmc.hamiltonian.refined_step.RefinementLaw`'s does. A subclass
+        that defines ``log_prob`` without ``log_prob_cost`` declares ``None``.
     sample_with_cost : callable or None
         ``None`` here: :meth:`sample` evaluates no gradient. A law whose ``sample`` does
         defines ``sample_with_cost(state, rng) -> (alpha, cost)``: the draw ``sample``
@@ -86,6 +90,8 @@ class AuxiliaryLaw(abc.ABC):
         super().__init_subclass__(**kwargs)
         if "sample" in vars(cls) and "sample_with_cost" not in vars(cls):
             cls.sample_with_cost = None  # a new sample: the inherited count is not its own
+        if "log_prob" in vars(cls) and "log_prob_cost" not in vars(cls):
+            cls.log_prob_cost = None  # a new log_prob: likewise
 
     @abc.abstractmethod
     def log_prob(self, alpha: Any, state: State) -> np.ndarray:
@@ -263,6 +269,8 @@ def gradient_counts(cost: Any, n: int, what: str) -> np.ndarray:
             f"{what} must return integer gradient counts of shape ({n},), got {arr.dtype} "
             f"of shape {arr.shape}"
         )
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"{what} must return counts >= 0, got {int(arr.min())}")
     return arr.astype(np.int64, copy=False)
 
 

@@ -24,6 +24,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.auxiliary import gradient_counts
 from ladder_mcmc.ladder.auxiliary_refresh import check_auxiliary_refresh
 from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
 from ladder_mcmc.ladder.refresh import Refresh, check_refresh_kinetic
@@ -119,6 +120,14 @@ def density_cost(map_: ReversibleMap, state: Any) -> np.ndarray | None:
     (``map_.log_density_cost``), or ``None`` if the map declares none."""
     cost = map_.log_density_cost
     return None if cost is None else np.asarray(cost(state), dtype=np.int64)
+
+
+def refresh_cost(refresh: Refresh, spent: Any, n: int) -> np.ndarray | None:
+    """The gradient counts ``refresh.with_cost`` reported for ``n`` chains, checked (int,
+    shape ``(n,)``, ≥ 0: else ``ValueError`` naming the refresh), or ``None``."""
+    if spent is None:
+        return None
+    return gradient_counts(spent, n, f"{type(refresh).__name__}.with_cost")
 
 
 def add_costs(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -376,6 +385,7 @@ class Ladder:
         if self.refresh is None:
             return state, direction, log_p, None
         state, direction, spent = self.refresh.with_cost(state, direction, rng)
+        spent = refresh_cost(self.refresh, spent, len(log_p))
         if self.refresh.changes_state:
             log_p, _ = log_density_of(self.map, state)
             spent = add_costs(spent, density_cost(self.map, state))

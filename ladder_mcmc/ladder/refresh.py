@@ -60,6 +60,10 @@ class Refresh(abc.ABC):
             cls.with_cost = Refresh.with_cost  # type: ignore[method-assign]
             if "costly" not in vars(cls):
                 cls.costly = Refresh.costly  # type: ignore[assignment]
+        elif "with_cost" in vars(cls) and "costly" not in vars(cls):
+            # a class that reports costs is costly unless it says otherwise: the ragged
+            # driver must then refresh only the chains that decided, and keep the cost
+            cls.costly = property(lambda self: True)  # type: ignore[assignment]
 
     @property
     def costly(self) -> bool:
@@ -79,7 +83,8 @@ class Refresh(abc.ABC):
         per chain (int array (chains,)), or ``None`` for none.
 
         Here ``self(state, direction, rng)`` and ``None``. A class that defines
-        ``__call__`` without ``with_cost`` gets this one back (and ``costly`` false).
+        ``__call__`` without ``with_cost`` gets this one back (and ``costly`` false); a
+        class that defines ``with_cost`` without ``costly`` is costly.
         """
         state, direction = self(state, direction, rng)
         return state, direction, None

@@ -20,9 +20,9 @@ The chains run in short blocks on the driver :func:`~ladder_mcmc.drivers.contrac
 picks (the leapfrog fast path for ``lahmc``), each chain on its own random stream,
 ``ε`` updated between blocks (``docs/design.md`` §12); a driver that can
 (:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`) runs the blocks and the
-updates from one window's end to the next in one call. The statistics are read from the
-records. Warm-up draws are dropped; what was adapted and what it cost is a
-:class:`WarmupResult` (``docs/sampling.md``).
+updates from one window's end to the next itself (the JAX loop: in calls of up to 128
+steps). The statistics are read from the records. Warm-up draws are dropped; what was
+adapted and what it cost is a :class:`WarmupResult` (``docs/sampling.md``).
 """
 
 from __future__ import annotations
@@ -401,7 +401,7 @@ def warmup(
 
 def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block: int, schedule: str):
     """Run the steps ``rec`` holds in blocks of ``block`` steps at one ``ε``, dual
-    averaging (if adapted) after each, on the run's driver: in one call when it can
+    averaging (if adapted) after each, on the run's driver: by itself when it can
     (:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`), else block by block.
     Returns the kernel after the last block, the chains' state and their gradient
     evaluations."""

@@ -83,7 +83,14 @@ def _disagreements(a: dict, b: dict) -> list[str]:
 
 @pytest.mark.parametrize(
     "name",
-    ["lahmc-gauss2", "lahmc-roughwell", "reduced-flip-roughwell", "persistent-uniform-roughwell"],
+    [
+        "lahmc-gauss2",
+        "lahmc-roughwell",
+        # slow: both drivers' equality for these rules is also checked exactly (the
+        # exact and Hypothesis driver-equivalence tests); here only in law
+        pytest.param("reduced-flip-roughwell", marks=pytest.mark.slow),
+        pytest.param("persistent-uniform-roughwell", marks=pytest.mark.slow),
+    ],
 )
 def test_ragged_and_synchronous_agree_in_law(name):
     ragged = _statistics(name, "ragged", seed=101)

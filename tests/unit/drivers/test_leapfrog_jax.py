@@ -197,17 +197,22 @@ WARM_CASES = {
     ),
 }
 WARM_STEPS = 300  # windows ending at 100, 150, 250: four stretches, one compiled call each
+#: warm-up 500: the window from 250 to 450 is 200 steps, two compiled calls (126 + 74 steps
+#: of blocks of 6), so the dual-averaging state must be handed from one call to the next
+LONG_STRETCH = "3 chains, a stretch over two calls"
+LONG_BASE = "3 chains, jittered length"
 
 
 def _warm_run(case, jax_driver, monkeypatch, module=None):
-    make, chains, kwargs = WARM_CASES[case]
+    make, chains, kwargs = WARM_CASES[case] if case != LONG_STRETCH else WARM_CASES[LONG_BASE]
+    warmup = 500 if case == LONG_STRETCH else WARM_STEPS
     x0 = np.random.default_rng(2).uniform(-0.5, 0.5, size=(chains, DIM))
     with monkeypatch.context() as m, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m.setattr(drivers, "JAX_DRIVER", jax_driver)
         if module is not None:
             m.setattr(contract, "_leapfrog_jax", module)
-        return sample(make(), x0, 100, seed=SEED, warmup=WARM_STEPS, **kwargs)
+        return sample(make(), x0, 100, seed=SEED, warmup=warmup, **kwargs)
 
 
 def assert_same_warmup(a, b) -> None:
@@ -222,7 +227,7 @@ def assert_same_warmup(a, b) -> None:
     assert_close_runs(a, b, rtol=1e-9)
 
 
-@pytest.mark.parametrize("case", list(WARM_CASES))
+@pytest.mark.parametrize("case", [*WARM_CASES, LONG_STRETCH])
 def test_warmup_in_the_compiled_loop_equals_the_numpy_warmup(case, monkeypatch):
     """Warm-up's blocks and their dual averaging run inside the compiled calls (one call
     per stretch between window ends): what the numpy fast path's warm-up, block by block,
@@ -237,7 +242,8 @@ def test_warmup_in_the_compiled_loop_equals_the_numpy_warmup(case, monkeypatch):
     fast = _warm_run(case, False, monkeypatch)
     monkeypatch.setattr(_leapfrog_jax, "_block_function", counting)
     compiled = _warm_run(case, True, monkeypatch)
-    assert len(calls) == 4 + 1  # the warm-up's four stretches, then the 100 steps
+    # the warm-up's stretches (four, or five with one over two calls), then the 100 steps
+    assert len(calls) == (6 if case == LONG_STRETCH else 4) + 1
     assert_same_warmup(fast, compiled)
 
 
@@ -257,10 +263,28 @@ WARM_MUTANTS = {
         "pass",
         "fixed length, trajectory_length",
     ),
+    "the step-size state not handed to the next call": (
+        'ctl["dual"] = dual',
+        "pass",
+        LONG_STRETCH,
+    ),
 }
 
 
-@pytest.mark.parametrize("name", list(WARM_MUTANTS))
+#: run by ``-m slow`` only (each recompiles the driver): the default run keeps the others
+SLOW_WARM_MUTANTS = (
+    "the step not updated between blocks",
+    "the fixed length not following the step",
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_WARM_MUTANTS else name
+        for name in WARM_MUTANTS
+    ],
+)
 def test_the_warmup_comparison_catches_mutants(name, monkeypatch):
     old, new, case = WARM_MUTANTS[name]
     fast = _warm_run(case, False, monkeypatch)

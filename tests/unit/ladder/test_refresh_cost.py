@@ -107,3 +107,40 @@ def test_warmup_counts_what_the_refresh_reports(schedule):
     reported = int(trace.grad_evals.sum() + trace.warmup.grad_evals.sum())
     assert counting.rows == reported + prepare_rows
     np.testing.assert_array_equal(trace.step_overhead, 1)
+
+
+@attrs.frozen
+class Undeclared(Refresh):
+    """Reports a cost through ``with_cost`` but declares no ``costly``: costly all the same."""
+
+    target: object = attrs.field(eq=False)
+    cost: object = attrs.field(default=None, eq=False)  # None: one gradient per chain
+    changes_state = False
+
+    def __call__(self, state, direction, rng):
+        return self.with_cost(state, direction, rng)[:2]
+
+    def with_cost(self, state, direction, rng):
+        self.target.grad(state.x)
+        cost = np.ones(len(direction), int) if self.cost is None else self.cost
+        return state, direction, cost
+
+
+@pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
+def test_a_refresh_that_reports_costs_is_costly_and_counted(schedule):
+    counting = GradientCounter(GAUSS)
+    assert Undeclared(counting).costly
+    kernel = Ladder(Leapfrog(counting, 0.5, 3), LookAheadRule(3), Undeclared(counting))
+    init = GAUSS.sample(5, np.random.default_rng(0))
+    trace = sample(kernel, init, 10, seed=1, warmup=0, schedule=schedule, checks=False)
+    assert counting.rows == int(trace.grad_evals.sum()) + 5  # + Leapfrog.prepare's
+    np.testing.assert_array_equal(trace.step_overhead, 1)
+
+
+@pytest.mark.parametrize("cost", [2.0, np.ones(1, int), -np.ones(5, int)])
+def test_a_bad_refresh_cost_is_refused_naming_the_refresh(cost):
+    kernel = Ladder(Leapfrog(GAUSS, 0.5, 3), LookAheadRule(3), Undeclared(GAUSS, cost))
+    init = GAUSS.sample(5, np.random.default_rng(0))
+    for schedule in ("ragged", "synchronous"):
+        with pytest.raises(ValueError, match="Undeclared.with_cost"):
+            sample(kernel, init, 3, seed=1, warmup=0, schedule=schedule, checks=False)
