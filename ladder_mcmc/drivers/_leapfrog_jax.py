@@ -420,6 +420,7 @@ def run_adapting(
     streams: ChainStreams,
     control: StepSizeControl,
     until: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> tuple[LadderState, StepSizeControl]:
     """:func:`run` in blocks of ``control.every`` steps, dual averaging of ``ε`` (and ``M``
     following it) between them, inside the compiled calls (:mod:`ladder_mcmc.drivers.step_control`).
@@ -441,7 +442,7 @@ def run_adapting(
         raise ValueError(
             f"run_adapting needs every chain at the same step, got steps_done {done.tolist()}"
         )
-    return _in_x64(kernel, ks, recorder, streams, None, until, control)
+    return _in_x64(kernel, ks, recorder, streams, on_progress, until, control)
 
 
 def _in_x64(kernel, ks, recorder, streams, on_progress, until, control):

@@ -89,7 +89,8 @@ class AdaptingDriver(Protocol):
     ``control`` (:class:`~ladder_mcmc.drivers.step_control.StepSizeControl`) gives after
     the blocks before it, as if the driver were called block by block and ``control``
     updated in between (to the rounding of the driver's arithmetic); it records every
-    step's cost, and returns ``control`` after the last block.
+    step's cost, calls ``on_progress`` as a :class:`Driver` does, and returns ``control``
+    after the last block.
     """
 
     def __call__(
@@ -100,6 +101,7 @@ class AdaptingDriver(Protocol):
         streams: ChainStreams,
         control: StepSizeControl,
         until: int | None = None,
+        on_progress: Callable[[int], None] | None = None,
     ) -> tuple[LadderState, StepSizeControl]: ...
 
 

@@ -361,7 +361,8 @@ def warmup(
             # the draws are kept for a window only
             thin = 1 if ends else stop - t + 1
             rec = Recorder(stop - t, n_chains, thin, max_rung=kernel.max_rung)
-            kernel, ks, grads = _run_segment(kernel, ks, rec, streams, ad, block, schedule)
+            shown = (lambda n, t=t: bar.update(t + n)) if progress else None  # type: ignore[misc]
+            kernel, ks, grads = _run_segment(kernel, ks, rec, streams, ad, block, schedule, shown)
             grad_evals += grads
             first_rung.append((rec.rungs == 1).mean(axis=1))
             flips.append((rec.rungs == 0).mean(axis=1))
@@ -399,7 +400,7 @@ def warmup(
     return kernel, ks, result
 
 
-def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block: int, schedule: str):
+def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block, schedule, on_progress):
     """Run the steps ``rec`` holds in blocks of ``block`` steps at one ``ε``, dual
     averaging (if adapted) after each, on the run's driver: by itself when it can
     (:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`), else block by block.
@@ -407,12 +408,12 @@ def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block: int, schedule: s
     evaluations."""
     size = rec.n_steps
     if ad.dual is None:  # nothing changes between blocks: one call
-        ks = driver_for(kernel, schedule)(kernel, ks, rec, streams, None, until=size)
+        ks = driver_for(kernel, schedule)(kernel, ks, rec, streams, on_progress, until=size)
         return kernel, ks, _grad_evals(rec, kernel, 0, size)
     adapting = adapting_driver_for(kernel, schedule)
     if adapting is not None:
         control = ad.control(block)
-        ks, control = adapting(kernel, ks, rec, streams, control, until=size)
+        ks, control = adapting(kernel, ks, rec, streams, control, size, on_progress)
         for name in _DUAL_STATE:
             setattr(ad.dual, name, getattr(control, name))
         eps = math.exp(ad.dual.log_eps)
@@ -423,7 +424,7 @@ def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block: int, schedule: s
     start = 0
     while start < size:
         stop = min(size, start + block)
-        ks = driver(kernel, ks, rec, streams, None, until=stop)
+        ks = driver(kernel, ks, rec, streams, on_progress, until=stop)
         grads += _grad_evals(rec, kernel, start, stop)
         for stat in (rec.rungs[start:stop] == 1).mean(axis=1):
             eps = ad.dual.update(float(stat))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run.adaptation import stan_windows
 from ladder_mcmc.run.progress import Progress
 
 TARGET = IllConditionedGaussian(2)
@@ -70,3 +71,20 @@ def test_counts_are_totals_and_close_is_idempotent():
     bar.close()
     bar.close()
     assert plain.getvalue().startswith("interrupted: 3/10 cells in ")
+
+
+def test_warmup_progress_moves_within_a_window(monkeypatch):
+    """The bar follows the driver's progress inside a stretch between window ends, not
+    only at the ends (a 500-step window is one stretch)."""
+    seen: list[tuple[str, int]] = []
+    update = Progress.update
+
+    def recording(self, done):
+        seen.append((self.label, done))
+        update(self, done)
+
+    monkeypatch.setattr(Progress, "update", recording)
+    sample(lahmc(TARGET), X0, 10, seed=0, warmup=300, progress=True, checks=False)
+    warm = [done for label, done in seen if label == "warm-up"]
+    assert warm[-1] == 300 and warm == sorted(warm)
+    assert len(set(warm)) > len(stan_windows(300)[2]) + 1  # more than the ends and the last
