@@ -174,7 +174,7 @@ def truth(key: str, target) -> tuple[np.ndarray, np.ndarray]:
     """True means and variances of the parameters the errors are taken on."""
     if key == "funnel":
         return target.mean, target.variance
-    if key.startswith("rough_well"):
+    if key in ROUGH_WELLS:
         return rough_well_moments(target)
     return target.reference.mean, target.reference.sd**2
 
