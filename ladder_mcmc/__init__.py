@@ -9,7 +9,7 @@ The package is a house of seven rooms, each a subpackage:
   rules, refreshes, and the kernel made of them (nothing Hamiltonian);
 * :mod:`ladder_mcmc.hamiltonian` — HMC as one instance of it: the leapfrog map,
   kinetic energies, momentum refreshes, and the samplers ``hmc`` and ``lahmc``;
-* :mod:`ladder_mcmc.drivers` — how steps are run: one driver contract, two
+* :mod:`ladder_mcmc.engine` — how steps are run: one driver contract, two
   schedules (synchronous, ragged), per-chain random streams;
 * :mod:`ladder_mcmc.run` — running chains: ``sample``, ``resume``, the trace,
   warm-up, checkpoints, executors;
@@ -19,15 +19,12 @@ The package is a house of seven rooms, each a subpackage:
 * :mod:`ladder_mcmc.models` — targets to sample, and real posteriors;
 
 and :mod:`ladder_mcmc.paper` reproduces the paper's experiments. Everything most
-users need is importable from here. The former flat module paths
-(``ladder_mcmc.targets``, ``ladder_mcmc.hmc``, ...) still import, as their new homes
-(:mod:`ladder_mcmc.former_paths`).
+users need is importable from here.
 """
 
-from ladder_mcmc import former_paths
 from ladder_mcmc.diagnostics.checks import SamplingWarning
 from ladder_mcmc.diagnostics.gradient import check_gradient
-from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
 from ladder_mcmc.hamiltonian.integrators import McLachlan2, Yoshida4
 from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
@@ -62,14 +59,6 @@ from ladder_mcmc.run.sample import sample
 from ladder_mcmc.run.trace import Trace
 
 __version__ = "0.1.0"
-
-former_paths.install()
-
-
-def __getattr__(name: str):
-    """``ladder_mcmc.targets`` and the other former modules, imported on first access."""
-    return former_paths.former_attribute(name)
-
 
 __all__ = [
     "apply_warmup",

@@ -7,9 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.arrays import is_traced
+
 
 def positive_int(name: str, value: Any, minimum: int = 1) -> int:
     """``value`` as an int, or ``ValueError`` unless it is an integer ``>= minimum``."""
+    if is_traced(value):  # computed inside a compiled loop (ladder_mcmc.arrays.is_traced)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
@@ -17,6 +21,8 @@ def positive_int(name: str, value: Any, minimum: int = 1) -> int:
 
 def positive_finite(name: str, value: Any) -> float:
     """``value`` as a float, or ``ValueError`` unless it is finite and ``> 0``."""
+    if is_traced(value):  # computed inside a compiled loop (ladder_mcmc.arrays.is_traced)
+        return value
     try:
         ok = not isinstance(value, bool) and bool(np.isfinite(value)) and value > 0
     except (TypeError, ValueError):
@@ -32,6 +38,8 @@ def in_open_closed(name: str, value: Any, low: float, high: float, why: str = ""
     Booleans and strings (which ``float`` would accept) are refused; ``why``
     is appended to the message.
     """
+    if is_traced(value):
+        return value
     try:
         ok = not isinstance(value, (bool, str)) and low < float(value) <= high
     except (TypeError, ValueError):
@@ -47,6 +55,8 @@ def probability(name: str, value: Any) -> Any:
     :class:`fractions.Fraction` values are kept exact (for ``ladder_mcmc.verify.finite``);
     a numpy number is returned as the Python number of the same value.
     """
+    if is_traced(value):
+        return value
     if isinstance(value, Fraction):
         ok = 0 <= value <= 1
     else:
@@ -64,6 +74,8 @@ def randomising_probability(name: str, value: Any, if_zero: str) -> Any:
 
     ``if_zero``: what 0 would do and what to use instead, for the message.
     """
+    if is_traced(value):
+        return value
     try:
         value = probability(name, value)
     except ValueError:

@@ -27,7 +27,7 @@ application costs ``n`` gradient evaluations for that chain (:meth:`cost_of
 <JitteredLengthLeapfrog.cost_of>`, which the drivers record per step: ``Trace.grad_evals``
 is exact). The ragged schedule's fast path runs ``Ladder(JitteredLengthLeapfrog,
 LookAheadRule(K), MomentumRefresh(β) + LengthJitter(M, j))`` on plain arrays with the
-generic driver's draws (:mod:`ladder_mcmc.drivers._leapfrog`).
+generic driver's draws (:mod:`ladder_mcmc.engine._leapfrog`).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class JitteredLengthLeapfrog(Leapfrog):
     -----
     **Declared capability.** ``jittered_length = True`` (and not ``plain_leapfrog``,
     which means a fixed length): the ragged schedule's fast path
-    (:mod:`ladder_mcmc.drivers._leapfrog`) runs this map with each chain's ``n`` when
+    (:mod:`ladder_mcmc.engine._leapfrog`) runs this map with each chain's ``n`` when
     its kinetic energy declares a ``gaussian_metric``. A subclass does not inherit the
     declaration unless it sets ``jittered_length = True`` itself.
     """

@@ -58,7 +58,7 @@ class KineticEnergy(Protocol):
         The declared capability: the :class:`~ladder_mcmc.hamiltonian.metrics.Metric` whose
         ``kinetic``, ``velocity`` and ``sample_momentum`` this kinetic energy *is*,
         operation for operation (a ``Metric`` returns itself), or ``None``. The
-        leapfrog fast path of the ragged schedule (:mod:`ladder_mcmc.drivers`) computes
+        leapfrog fast path of the ragged schedule (:mod:`ladder_mcmc.engine`) computes
         with that metric's operations, so declaring it for anything else would change
         the draws; ``None`` (declaring nothing) is always safe: the generic driver.
     """

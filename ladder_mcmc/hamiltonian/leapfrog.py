@@ -17,10 +17,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import TRACED, fori_loop, namespace
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.maps import ReversibleMap
-from ladder_mcmc.models.targets import Target, energy_and_grad
+from ladder_mcmc.models.targets import Target, energy_and_grad, gradient
 from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
 
 
@@ -97,15 +98,17 @@ class Leapfrog(ReversibleMap):
     ``JitteredLeapfrog``'s step factor, which its :meth:`advance` reads).
 
     **Declared capability.** ``plain_leapfrog = True``: the leapfrog fast path of the
-    ragged schedule (:func:`ladder_mcmc.drivers.driver_for`) may run this map on plain
+    ragged schedule (:func:`ladder_mcmc.engine.driver_for`) may run this map on plain
     arrays when its kinetic energy declares a ``gaussian_metric``. A subclass does not
     inherit the declaration (``__init_subclass__`` sets it to ``False``) unless it
     sets ``plain_leapfrog = True`` itself, promising the same arithmetic.
     """
 
     target: Target
-    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
-    n_steps: int = attrs.field(converter=attrs_converter(positive_int, "n_steps"))
+    step_size: float = attrs.field(
+        converter=attrs_converter(positive_finite, "step_size"), metadata=TRACED
+    )
+    n_steps: int = attrs.field(converter=attrs_converter(positive_int, "n_steps"), metadata=TRACED)
     metric: KineticEnergy = attrs.field(factory=Metric)
 
     plain_leapfrog: ClassVar[bool] = True
@@ -159,7 +162,8 @@ class Leapfrog(ReversibleMap):
         """``L^d``: one batched integration with the momentum multiplied by ``d``."""
         # d = ±1 exactly, so multiplying by it is exact (no test for "all +1":
         # on the ladder the directions are mixed, and the test costs as much)
-        d = np.asarray(direction)[:, None].astype(state.v.dtype)
+        xp = namespace(state.v, direction)
+        d = xp.asarray(direction)[:, None].astype(state.v.dtype)
         out = self.advance(state, d * state.v)
         return _carry(state, PhaseState(x=out.x, v=d * out.v, energy=out.energy, grad=out.grad))
 
@@ -194,23 +198,25 @@ class Leapfrog(ReversibleMap):
 
         Override this (and ``cost``) to change the integrator; see the class notes.
         """
-        return self.leapfrog_steps(x, v, grad, float(self.step_size))
+        return self.leapfrog_steps(x, v, grad, self.step_size)
 
     def leapfrog_steps(
         self, x: np.ndarray, v: np.ndarray, grad: np.ndarray, eps: float | np.ndarray
     ) -> PhaseState:
         """:meth:`integrate` with the step ``eps`` given: a float, or one per chain as a
         (chains, 1) column (:class:`ladder_mcmc.hamiltonian.jitter.JitteredLeapfrog`)."""
-        g = grad
         vel = self.metric.velocity
-        grad_fn = self.target.grad
-        v = v - (0.5 * eps) * g
-        for i in range(self.n_steps):
+        target = self.target
+        v = v - (0.5 * eps) * grad
+
+        def step(_, xv):  # a drift, the gradient there, a whole kick (the merged half kicks)
+            x, v = xv
             x = x + eps * vel(v)
-            if i < self.n_steps - 1:
-                g = np.asarray(grad_fn(x), dtype=float)
-                v = v - eps * g
-        e, g = energy_and_grad(self.target, x)
+            return x, v - eps * gradient(target, x)
+
+        x, v = fori_loop(0, self.n_steps - 1, step, (x, v))
+        x = x + eps * vel(v)
+        e, g = energy_and_grad(target, x)
         v = v - (0.5 * eps) * g
         return PhaseState(x=x, v=v, energy=e, grad=g)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import is_traced, namespace
+
 
 def _row_dot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
@@ -20,12 +22,19 @@ def _row_dot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 #: ``vecdot`` ufunc where numpy has it (numpy ≥ 2; about half the call cost of
 #: ``einsum`` on a small batch), ``einsum`` before. Every kinetic energy of the
 #: package goes through it, so the drivers agree to the last bit.
-row_dot = getattr(np, "vecdot", _row_dot_einsum)
+_numpy_row_dot = getattr(np, "vecdot", _row_dot_einsum)
+
+
+def row_dot(a, b):
+    """``Σ_j a[i, j] b[i, j]`` per row (numpy's ``vecdot``, or ``einsum`` on JAX values)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return _numpy_row_dot(a, b)
+    return namespace(a, b).einsum("ij,ij->i", a, b)
 
 
 def _as_inverse_mass(value: object) -> np.ndarray | None:
-    if value is None:
-        return None
+    if value is None or is_traced(value):  # computed inside a compiled warm-up: as it is
+        return value
     arr = np.asarray(value, dtype=float)
     if arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape[0] != arr.shape[1]):
         raise ValueError(
@@ -100,7 +109,14 @@ class Metric:
 
     def __attrs_post_init__(self) -> None:
         m = self.inverse_mass
-        if m is not None and m.ndim == 2:
+        if is_traced(m):  # inside a compiled warm-up: the same factors, unchecked
+            xp = namespace(m)
+            if m.ndim == 2:
+                mass = xp.linalg.inv(m)
+                object.__setattr__(self, "_chol_mass", xp.linalg.cholesky((mass + mass.T) / 2))
+            else:
+                object.__setattr__(self, "_sqrt_mass", 1.0 / xp.sqrt(m))
+        elif m is not None and m.ndim == 2:
             try:
                 mass = np.linalg.inv(m)
                 object.__setattr__(self, "_chol_mass", np.linalg.cholesky((mass + mass.T) / 2))
@@ -126,7 +142,7 @@ class Metric:
             return v * m
         # row by row (M⁻¹ is symmetric): a matrix product would round a chain's row
         # differently in batches of other sizes, and the draws must not depend on them
-        return np.einsum("ij,kj->ik", v, m)
+        return namespace(v, m).einsum("ij,kj->ik", v, m)
 
     def kinetic(self, v: np.ndarray) -> np.ndarray:
         """``½ vᵀ M⁻¹ v`` per chain, shape (chains,)."""
@@ -142,7 +158,7 @@ class Metric:
             return z
         if self._sqrt_mass is not None:
             return z * self._sqrt_mass
-        return np.einsum("ij,kj->ik", z, self._chol_mass)  # z @ L.T, row by row
+        return namespace(z).einsum("ij,kj->ik", z, self._chol_mass)  # z @ L.T, row by row
 
     def same_law(self, other: object) -> bool:
         """Whether ``other`` is a :class:`Metric` with the same ``M⁻¹``, however written:

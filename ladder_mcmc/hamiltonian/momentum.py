@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from ladder_mcmc.arrays import TRACED, is_traced, namespace
+
 from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.refresh import Refresh
@@ -33,9 +35,15 @@ NO_REFRESH = (
 )
 
 
+def _sqrt(value):
+    """``√value`` of a number (``math.sqrt``) or of a traced one (its namespace's)."""
+    return namespace(value).sqrt(value) if is_traced(value) else math.sqrt(value)
+
+
 def as_beta(value: object) -> float:
     """A partial refresh's ``β`` as a float, or ``ValueError`` unless it is in ``(0, 1]``."""
-    return float(randomising_probability("beta", value, NO_REFRESH))
+    value = randomising_probability("beta", value, NO_REFRESH)
+    return value if is_traced(value) else float(value)
 
 
 @attrs.frozen
@@ -60,7 +68,7 @@ class MomentumRefresh(Refresh):
         the blend above keeps a Gaussian law only.
     """
 
-    beta: float = attrs.field(converter=as_beta)
+    beta: float = attrs.field(converter=as_beta, metadata=TRACED)
     metric: Metric = attrs.field(factory=Metric)
 
     def __attrs_post_init__(self) -> None:
@@ -90,14 +98,11 @@ class MomentumRefresh(Refresh):
 
     def __call__(self, state, direction, rng):
         v = state.v
-        noise = self.metric.sample_momentum(rng, v.shape)
-        if self.beta == 1:
-            v_new = direction[:, None] * noise
-        else:
-            v_new = math.sqrt(1.0 - self.beta) * v + math.sqrt(self.beta) * (
-                direction[:, None] * noise
-            )
-        return attrs.evolve(state, v=v_new), direction
+        noise = direction[:, None] * self.metric.sample_momentum(rng, v.shape)
+        beta = self.beta
+        if not is_traced(beta) and beta == 1:
+            return attrs.evolve(state, v=noise), direction
+        return attrs.evolve(state, v=_sqrt(1.0 - beta) * v + _sqrt(beta) * noise), direction
 
     def describe(self) -> dict:
         return {"refresh": "MomentumRefresh", "beta": self.beta, **self.metric.describe()}

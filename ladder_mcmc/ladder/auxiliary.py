@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.batch import State
 from ladder_mcmc.ladder.maps import ReversibleMap
@@ -262,21 +263,27 @@ def _log_prob_of(law: AuxiliaryLaw, alpha: Any, inner: State) -> np.ndarray:
 
 
 def gradient_counts(cost: Any, n: int, what: str) -> np.ndarray:
-    """``cost`` as int64 with one entry per chain, or ``ValueError`` naming ``what``."""
-    arr = np.asarray(cost)
-    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer):
+    """``cost`` as int64 with one entry per chain, or ``ValueError`` naming ``what``.
+
+    Inside a compiled loop (JAX values) the shape and type are checked, the values are
+    not (they are unknown until it runs; the numpy loop checks them)."""
+    xp = namespace(cost)
+    arr = xp.asarray(cost)
+    if arr.shape != (n,) or not xp.issubdtype(arr.dtype, xp.integer):
         raise ValueError(
             f"{what} must return integer gradient counts of shape ({n},), got {arr.dtype} "
             f"of shape {arr.shape}"
         )
-    if arr.size and arr.min() < 0:
-        raise ValueError(f"{what} must return counts >= 0, got {int(arr.min())}")
-    return arr.astype(np.int64, copy=False)
+    if xp is np:
+        if arr.size and arr.min() < 0:
+            raise ValueError(f"{what} must return counts >= 0, got {int(arr.min())}")
+        return arr.astype(np.int64, copy=False)
+    return arr.astype(xp.int64)
 
 
 def alpha_of(alpha: Any, n: int, what: str) -> np.ndarray:
     """``alpha`` as an array with one entry per chain, or ``ValueError`` naming ``what``."""
-    arr = np.asarray(alpha)
+    arr = namespace(alpha).asarray(alpha)
     if arr.ndim < 1 or arr.shape[0] != n:
         raise ValueError(f"{what} must have one entry per chain ({n}), got shape {arr.shape}")
     return arr

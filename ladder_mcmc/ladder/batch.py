@@ -1,10 +1,11 @@
 """Generic operations on a batch of chains.
 
-A *state* in ``ladder_mcmc`` is either a numpy array whose leading axis indexes
+A *state* in ``ladder_mcmc`` is either an array whose leading axis indexes
 chains, or a frozen ``attrs`` class whose fields are such arrays (or nested
 states). The functions here select, merge and stack chains without knowing
 which kind of state they hold, so that the ladder machinery stays generic in
-the state (docs/design.md §8).
+the state (docs/design.md §8). The arrays are numpy's or JAX's
+(:mod:`ladder_mcmc.arrays`); the functions use the namespace of the leaves.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any, TypeVar
 
 import attrs
 import numpy as np
+
+from ladder_mcmc.arrays import is_jax, namespace, set_rows
 
 State = Any
 """An ndarray with chains on axis 0, or a frozen attrs class of such arrays."""
@@ -86,7 +89,7 @@ def tree_map(fn: Callable[..., np.ndarray], state: S, *others: S) -> S:
     cls = type(state)
     spec = None if cls is np.ndarray else _spec(cls)
     if spec is None:
-        return fn(state, *others)
+        return None if state is None else fn(state, *others)
     get, aliases = spec
     values = zip(get(state), *[get(o) for o in others], strict=True)
     return cls(**{alias: tree_map(fn, *vs) for alias, vs in zip(aliases, values, strict=True)})
@@ -115,7 +118,7 @@ def n_chains(state: State) -> int:
 
 def take(state: S, index: np.ndarray) -> S:
     """The chains of ``state`` at ``index`` (an integer or boolean array)."""
-    return tree_map(lambda leaf: np.asarray(leaf)[index], state)
+    return tree_map(lambda leaf: (leaf if is_jax(leaf) else np.asarray(leaf))[index], state)
 
 
 def where(mask: np.ndarray, a: S, b: S) -> S:
@@ -124,6 +127,8 @@ def where(mask: np.ndarray, a: S, b: S) -> S:
     A leaf that ``a`` and ``b`` share (the same array object, e.g. one a
     refresh left alone) is returned as is, without a copy.
     """
+    if is_jax(mask):
+        return _where(mask, {}, a, b)
     return _where(np.asarray(mask, dtype=bool), {}, a, b)
 
 
@@ -135,7 +140,7 @@ def _where(mask: np.ndarray, shaped: dict[int, np.ndarray], a: Any, b: Any) -> A
     cls = type(a)
     spec = None if cls is np.ndarray else _spec(cls)
     if spec is None:
-        return _pick(mask, shaped, np.asarray(a), b)
+        return _pick(mask, shaped, a if is_jax(a) else np.asarray(a), b)
     get, aliases = spec
     out = {}
     for alias, x, y in zip(aliases, get(a), get(b), strict=True):
@@ -149,29 +154,27 @@ def _where(mask: np.ndarray, shaped: dict[int, np.ndarray], a: Any, b: Any) -> A
 
 
 def _pick(mask: np.ndarray, shaped: dict[int, np.ndarray], x: np.ndarray, y: Any) -> np.ndarray:
+    where = np.where if type(x) is np.ndarray and type(mask) is np.ndarray else None
+    if where is None:
+        where = namespace(mask, x, y).where
     nd = x.ndim
     if nd == 1:
-        return np.where(mask, x, y)
+        return where(mask, x, y)
     m = shaped.get(nd)
     if m is None:
         m = shaped[nd] = mask.reshape(mask.shape + (1,) * (nd - 1))
-    return np.where(m, x, y)
+    return where(m, x, y)
 
 
 def put(state: S, index: np.ndarray, values: S) -> S:
     """A copy of ``state`` whose chains at ``index`` are replaced by ``values``."""
 
-    def assign(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        out = np.array(x, copy=True)
-        out[index] = y
-        return out
-
-    return tree_map(assign, state, values)
+    return tree_map(lambda x, y: set_rows(x, index, y), state, values)
 
 
 def stack(states: Sequence[S]) -> S:
     """Stack states along a new leading (step) axis: leaves become (steps, chains, ...)."""
-    return tree_map(lambda *xs: np.stack(xs), *states)
+    return tree_map(lambda *xs: namespace(*xs).stack(xs), *states)
 
 
 def surely_finite(state: State, known: State | None = None) -> bool:
@@ -199,6 +202,14 @@ def surely_finite(state: State, known: State | None = None) -> bool:
 def all_finite(state: State) -> np.ndarray:
     """Boolean (chains,): every floating entry of every leaf of the chain is finite."""
     n = n_chains(state)
+    found = leaves(state)
+    if any(is_jax(leaf) for leaf in found):
+        xp = namespace(*found)
+        ok = xp.ones(n, dtype=bool)
+        for leaf in found:
+            if xp.issubdtype(leaf.dtype, xp.inexact):
+                ok = ok & xp.isfinite(leaf.reshape(leaf.shape[0], -1)).all(axis=1)
+        return ok
     if surely_finite(state):
         return np.ones(n, dtype=bool)
     ok = np.ones(n, dtype=bool)

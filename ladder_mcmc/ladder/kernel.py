@@ -9,7 +9,7 @@ abstract ladder is correct for every map.
 One step (paper, section 4.2): the rule moves each chain to a rung, flips it, or
 leaves it, then the refresh ``R`` (optional) runs. This module holds the
 *synchronous* step — every chain does the same step at once, rungs computed
-only for chains still undecided. ``ladder_mcmc.drivers.ragged`` runs the same
+only for chains still undecided. ``ladder_mcmc.engine.ragged`` runs the same
 transitions with every chain at its own rung. For a map that changes volume, a rung's
 density is weighted by the Jacobian of the map that reaches it, summed in logs along
 the ladder (docs/design.md §13).
@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.auxiliary import gradient_counts
 from ladder_mcmc.ladder.auxiliary_refresh import check_auxiliary_refresh
@@ -108,7 +109,13 @@ def quiet_log_density_of(
     ``known``: a state known to be finite whose leaves ``state`` may share
     (e.g. the state before a refresh); shared leaves are not checked again.
     """
-    lp = np.asarray(map_.log_density(state), dtype=float)
+    lp = map_.log_density(state)
+    xp = namespace(lp)
+    if xp is not np:  # inside a compiled loop: no shortcut
+        lp = xp.asarray(lp, dtype=xp.float64)
+        bad = ~xp.isfinite(lp) | ~batch.all_finite(state)
+        return xp.where(bad, -xp.inf, lp), bad
+    lp = np.asarray(lp, dtype=float)
     if math.isfinite(np.add.reduce(lp, None)) and batch.surely_finite(state, known):
         return lp, np.zeros(lp.shape, dtype=bool)
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
@@ -119,7 +126,11 @@ def density_cost(map_: ReversibleMap, state: Any) -> np.ndarray | None:
     """Gradient evaluations of ``map_.log_density(state)`` per chain
     (``map_.log_density_cost``), or ``None`` if the map declares none."""
     cost = map_.log_density_cost
-    return None if cost is None else np.asarray(cost(state), dtype=np.int64)
+    if cost is None:
+        return None
+    counts = cost(state)
+    xp = namespace(counts)
+    return xp.asarray(counts, dtype=xp.int64)
 
 
 def refresh_cost(refresh: Refresh, spent: Any, n: int) -> np.ndarray | None:
@@ -145,8 +156,9 @@ def jacobian_weighted(
     A rung whose log density or accumulated log Jacobian is not finite gets ``-inf``
     (density zero) and is counted non-finite (docs/design.md §3.4, §13).
     """
-    bad = bad | ~np.isfinite(log_jacobian)
-    return np.where(bad, -np.inf, log_p + log_jacobian), bad
+    xp = namespace(log_p, log_jacobian)
+    bad = bad | ~xp.isfinite(log_jacobian)
+    return xp.where(bad, -xp.inf, log_p + log_jacobian), bad
 
 
 def density_ratio(log_p: np.ndarray, log_p0: np.ndarray) -> np.ndarray:

@@ -109,7 +109,7 @@ class Refresh(abc.ABC):
         ``v' = √(1−β) v + √β n``, ``n`` from ``metric.sample_momentum``; ``None`` here.
 
         The declared capability the leapfrog fast path of the ragged schedule
-        (:func:`ladder_mcmc.drivers.driver_for`) runs on.
+        (:func:`ladder_mcmc.engine.driver_for`) runs on.
         """
         return None
 

@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.validation import attrs_converter, positive_int
 
 FLIP = 0
@@ -171,8 +172,9 @@ class LookAheadRule(Rule):
     fallthrough = FLIP
 
     def update(self, memory, stage, ratio):
-        running_max = np.maximum(memory, ratio)
-        return running_max, np.minimum(1, running_max)
+        xp = namespace(memory, ratio)
+        running_max = xp.maximum(memory, ratio)
+        return running_max, xp.minimum(1, running_max)
 
 
 def base_for(positions: tuple[int, ...], stage: int) -> tuple[bool, int]:

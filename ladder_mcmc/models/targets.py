@@ -23,12 +23,14 @@ are defined here too, and Neal's funnel (:class:`NealsFunnel`), a multiscale tar
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import is_jax, namespace
 from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc, from_torch
 from ladder_mcmc.models.parameters import ParameterSpace, as_parameter_space
 from ladder_mcmc.validation import attrs_validator, positive_finite, positive_int
@@ -61,13 +63,53 @@ class Target(Protocol):
 
 def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(E(x), ∂E/∂x)`` as float arrays: the target's ``energy_and_grad`` if it has one,
-    else ``energy`` and ``grad``."""
+    else ``energy`` and ``grad``.
+
+    On JAX values (inside the compiled loop) a target with a ``jax_potential`` (a JAX
+    function of one point: :func:`~ladder_mcmc.models.from_jax`) is differentiated by
+    JAX, batched over the chains; any other target's methods are called on the JAX
+    values, and must be written with the namespace of their input
+    (:mod:`ladder_mcmc.arrays`).
+    """
+    if is_jax(x):
+        potential = getattr(target, "jax_potential", None)
+        if potential is not None:
+            return _batched(potential, "value_and_grad")(x)
     both = getattr(target, "energy_and_grad", None)
     if both is not None:
         e, g = both(x)
     else:
         e, g = target.energy(x), target.grad(x)
-    return np.asarray(e, dtype=float), np.asarray(g, dtype=float)
+    if type(x) is np.ndarray:
+        return np.asarray(e, dtype=float), np.asarray(g, dtype=float)
+    xp = namespace(x)
+    return xp.asarray(e, dtype=xp.float64), xp.asarray(g, dtype=xp.float64)
+
+
+def gradient(target: Target, x: np.ndarray) -> np.ndarray:
+    """``∂E/∂x`` as a float array (the target's ``grad``; on JAX values as for
+    :func:`energy_and_grad`)."""
+    if type(x) is np.ndarray:
+        g = target.grad(x)
+        return g if type(g) is np.ndarray and g.dtype == _FLOAT else np.asarray(g, dtype=float)
+    potential = getattr(target, "jax_potential", None)
+    if potential is not None:
+        return _batched(potential, "grad")(x)
+    xp = namespace(x)
+    return xp.asarray(target.grad(x), dtype=xp.float64)
+
+
+_FLOAT = np.dtype(float)
+
+
+@functools.lru_cache(maxsize=64)
+def _batched(potential: Callable, what: str) -> Callable:
+    """``potential`` (one point) differentiated and batched over the chains by JAX."""
+    import jax
+
+    if what == "grad":
+        return jax.vmap(jax.grad(potential))
+    return jax.vmap(jax.value_and_grad(potential))
 
 
 @attrs.frozen

@@ -4,7 +4,7 @@
 the kernel leaves unset (:mod:`ladder_mcmc.run.adaptation`: the step size
 (:mod:`~ladder_mcmc.run.step_size`), the mass matrix, the trajectory length and the
 refresh (:mod:`~ladder_mcmc.run.trajectory`)), then the
-steps, taken by the driver of the chosen schedule (:mod:`ladder_mcmc.drivers`) and
+steps, taken by the driver of the chosen schedule (:mod:`ladder_mcmc.engine`) and
 written to a :class:`Recorder` (in memory, or streamed to ``.npy`` files:
 :mod:`ladder_mcmc.run.draws_files`) — and returns a :class:`Trace`, the record of the
 run: draws, the rung each step took (the paper's table 1), gradient evaluations.

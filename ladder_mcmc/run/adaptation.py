@@ -16,12 +16,9 @@ hand, the step size and the mass matrix, from the values it holds.
   (:mod:`ladder_mcmc.run.trajectory`: a ChEES criterion and MEADS's damping); ``M``
   follows ``ε`` between windows so that the trajectory length ``εM`` stays put.
 
-The chains run in short blocks on the driver :func:`~ladder_mcmc.drivers.contract.driver_for`
-picks (the leapfrog fast path for ``lahmc``), each chain on its own random stream,
-``ε`` updated between blocks (``docs/design.md`` §12); a driver that can
-(:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`) runs the blocks and the
-updates from one window's end to the next itself (the JAX loop: in calls of up to 128
-steps). The statistics are read from the records. Warm-up draws are dropped; what was
+The chains run in short blocks on the driver :func:`~ladder_mcmc.engine.contract.driver_for`
+picks, each chain on its own random stream, ``ε`` updated between blocks
+(``docs/design.md`` §12). The statistics are read from the records. Warm-up draws are dropped; what was
 adapted and what it cost is a :class:`WarmupResult` (``docs/sampling.md``).
 """
 
@@ -35,9 +32,8 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.diagnostics.checks import SamplingWarning
-from ladder_mcmc.drivers.contract import adapting_driver_for, driver_for
-from ladder_mcmc.drivers.step_control import StepSizeControl
-from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.engine.contract import driver_for
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
 from ladder_mcmc.run.kernel_parameters import (
@@ -173,8 +169,6 @@ def _redraw_momentum(kernel: Ladder, ks: LadderState, rng) -> LadderState:
     return attrs.evolve(ks, state=state, log_density=lp)
 
 
-#: what dual averaging carries from step to step (:class:`DualAveraging`)
-_DUAL_STATE = ("t", "h_bar", "log_eps", "log_eps_bar")
 
 
 @attrs.define
@@ -200,20 +194,6 @@ class _Adapter:
         else:
             m = round(self.time / eps)
         return int(min(max(1, m), cap))
-
-    def control(self, every: int) -> StepSizeControl:
-        """The dual averaging and the length rule, for a driver that runs them itself."""
-        d = self.dual
-        if self.trajectory_length is not None:
-            time = self.trajectory_length
-        elif "n_leapfrog" in self.adapted:
-            time = self.time  # set by the first refit
-        else:
-            time = None
-        fields = ("target", "gamma", "t0", "kappa", "mu", *_DUAL_STATE)
-        values = {name: getattr(d, name) for name in fields}
-        return StepSizeControl(every, **values, length_time=time, jitter=self.jitter,
-                               max_n_leapfrog=MAX_WARMUP_N_LEAPFROG)  # fmt: skip
 
     def refit(self, kernel: Ladder, final: bool = False) -> Ladder:
         """Length and β for the current ε and eigenvalues: at a window's end, and
@@ -284,6 +264,7 @@ def warmup(
     streams: ChainStreams | int | np.random.Generator | None,
     *,
     schedule: str = "ragged",
+    backend: str = "numpy",
     target_prob: float = 0.8,
     adapt_mass: bool = True,
     dense: bool = False,
@@ -362,7 +343,9 @@ def warmup(
             thin = 1 if ends else stop - t + 1
             rec = Recorder(stop - t, n_chains, thin, max_rung=kernel.max_rung)
             shown = (lambda n, t=t: bar.update(t + n)) if progress else None  # type: ignore[misc]
-            kernel, ks, grads = _run_segment(kernel, ks, rec, streams, ad, block, schedule, shown)
+            kernel, ks, grads = _run_segment(
+                kernel, ks, rec, streams, ad, block, driver_for(kernel, schedule, backend), shown
+            )
             grad_evals += grads
             first_rung.append((rec.rungs == 1).mean(axis=1))
             flips.append((rec.rungs == 0).mean(axis=1))
@@ -400,26 +383,14 @@ def warmup(
     return kernel, ks, result
 
 
-def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block, schedule, on_progress):
+def _run_segment(kernel, ks, rec, streams, ad: _Adapter, block, driver, on_progress):
     """Run the steps ``rec`` holds in blocks of ``block`` steps at one ``ε``, dual
-    averaging (if adapted) after each, on the run's driver: by itself when it can
-    (:func:`~ladder_mcmc.drivers.contract.adapting_driver_for`), else block by block.
-    Returns the kernel after the last block, the chains' state and their gradient
-    evaluations."""
+    averaging (if adapted) after each, on the run's driver. Returns the kernel after the
+    last block, the chains' state and their gradient evaluations."""
     size = rec.n_steps
     if ad.dual is None:  # nothing changes between blocks: one call
-        ks = driver_for(kernel, schedule)(kernel, ks, rec, streams, on_progress, until=size)
+        ks = driver(kernel, ks, rec, streams, on_progress, until=size)
         return kernel, ks, _grad_evals(rec, kernel, 0, size)
-    adapting = adapting_driver_for(kernel, schedule)
-    if adapting is not None:
-        control = ad.control(block)
-        ks, control = adapting(kernel, ks, rec, streams, control, size, on_progress)
-        for name in _DUAL_STATE:
-            setattr(ad.dual, name, getattr(control, name))
-        eps = math.exp(ad.dual.log_eps)
-        kernel = with_hmc_parameters(kernel, step_size=eps, n_steps=ad.length_for(ad.dual.final))
-        return kernel, ks, _grad_evals(rec, kernel, 0, size)
-    driver = driver_for(kernel, schedule)
     grads = np.zeros(rec.n_chains, dtype=np.int64)
     start = 0
     while start < size:

@@ -44,7 +44,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.former_paths import former_module
 
 FORMAT = "ladder_mcmc.checkpoint"
 VERSION = 2
@@ -213,10 +212,9 @@ def fingerprint(obj: Any) -> str:
     :class:`~ladder_mcmc.hamiltonian.metrics.Metric` shared by the map and the refresh)
     hashes as two equal copies would; an object reached again inside itself
     (a cycle) is hashed as a mark, once.
-    Deterministic across processes and machines. The package's own classes and
-    functions are named by the modules they had before it moved into subpackages
-    (:func:`ladder_mcmc.former_paths.former_module`), so that the move changed no
-    fingerprint and checkpoints written before it still resume.
+    Deterministic across processes and machines. Classes and functions are named by
+    their qualified names, not their modules: where a class is defined is not a
+    parameter of the transitions.
     """
     h = hashlib.sha256()
     _feed(h, obj, set(), 0)
@@ -263,7 +261,7 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
         put(b"<cycle>;")
     else:
         seen.add(id(obj))
-        put(f"{former_module(cls.__module__, cls.__qualname__)}:{cls.__qualname__}".encode())
+        put(f"{cls.__qualname__}".encode())
         if isinstance(obj, tuple):
             put(f"[{len(obj)}];".encode())
             for element in obj:
@@ -276,8 +274,7 @@ def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
                 put(f".{field.name}=".encode())
                 _feed(h, getattr(obj, field.name), seen, depth + 1)
         elif callable(obj) and hasattr(obj, "__qualname__"):
-            module = former_module(getattr(obj, "__module__", None) or "", obj.__qualname__)
-            put(f"fn:{module}:{obj.__qualname__};".encode())
+            put(f"fn:{obj.__qualname__};".encode())
             if isinstance(obj, types.MethodType):
                 _feed(h, obj.__self__, seen, depth + 1)
             elif isinstance(obj, types.FunctionType):

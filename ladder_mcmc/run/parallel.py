@@ -3,7 +3,7 @@
 The chains are split into contiguous groups; group ``g`` runs
 :func:`~ladder_mcmc.run.sample.sample` on its chains, each chain with its own
 random stream keyed by the run's seed and the chain's index in the whole run
-(:mod:`ladder_mcmc.drivers.streams`). Without warm-up a run's draws are therefore
+(:mod:`ladder_mcmc.engine.streams`). Without warm-up a run's draws are therefore
 those of the same run without an executor, whatever the number of groups,
 the executor, or the order in which the groups finish. Warm-up adapts on each
 group's chains.
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ladder_mcmc.drivers.streams import ChainStreams, root_seed
+from ladder_mcmc.engine.streams import ChainStreams, root_seed
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import LadderState
 from ladder_mcmc.run.adaptation import GroupedWarmup
@@ -115,6 +115,7 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
         step_cost=step_cost,
         parameters=first.parameters,
         step_overhead=step_overhead,
+        backend=first.backend,
     )
 
 

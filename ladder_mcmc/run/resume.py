@@ -17,7 +17,8 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.diagnostics.checks import check_trace
-from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.engine.streams import ChainStreams
+from ladder_mcmc.engine.backend import Backend, choose_backend
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.run import checkpoint
@@ -240,6 +241,7 @@ def resume(
         recorder,
         _restore_streams(path, meta, trees),
         meta["schedule"],
+        _backend(kernel, ks, meta),
         int(meta["block"]),
         warm,
         path,
@@ -250,3 +252,11 @@ def resume(
     if checks:
         check_trace(trace, stacklevel=3)
     return trace
+
+
+def _backend(kernel: Ladder, ks: LadderState, meta: dict) -> Backend:
+    """The backend of the resumed run: chosen again, as ``sample`` chose it (both draw the
+    same numbers; a checkpoint does not depend on it)."""
+    if meta["schedule"] == "synchronous":
+        return Backend("numpy", "the synchronous schedule (Ladder.step) runs on numpy")
+    return choose_backend(kernel, ks, meta.get("backend"))

@@ -1,9 +1,9 @@
 """``sample``: run a ladder kernel on a batch of chains, collect a :class:`Trace`.
 
-A run is set up here — the chains' random streams (:mod:`ladder_mcmc.drivers.streams`),
+A run is set up here — the chains' random streams (:mod:`ladder_mcmc.engine.streams`),
 the kernel state, an optional warm-up (:mod:`ladder_mcmc.run.adaptation`), the
 :class:`~ladder_mcmc.run.recorder.Recorder` — and executed in blocks by the driver
-that :func:`~ladder_mcmc.drivers.contract.driver_for` picks for the kernel and the
+that :func:`~ladder_mcmc.engine.contract.driver_for` picks for the kernel and the
 schedule, with a checkpoint after each block (:mod:`ladder_mcmc.run.checkpoint`;
 :func:`~ladder_mcmc.run.resume.resume` continues one). Before sampling the target's
 gradient is checked, after it the trace (:mod:`ladder_mcmc.diagnostics.checks`).
@@ -23,8 +23,9 @@ import numpy as np
 
 from ladder_mcmc.diagnostics.checks import check_trace
 from ladder_mcmc.diagnostics.gradient import check_kernel_gradient
-from ladder_mcmc.drivers.contract import SCHEDULES, Schedule, driver_for
-from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.engine.backend import Backend, choose_backend
+from ladder_mcmc.engine.contract import SCHEDULES, Schedule, driver_for
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.models.parameters import parameters_of
@@ -57,6 +58,7 @@ class _Run:
     recorder: Recorder
     streams: ChainStreams
     schedule: str
+    backend: Backend
     block: int
     warm: WarmupResult | None
     checkpoint: Path | None
@@ -105,6 +107,7 @@ def _save(run: _Run) -> None:
     meta = {
         "kernel": run.user_kernel,
         "schedule": run.schedule,
+        "backend": run.backend.name if run.backend.reason.startswith("asked") else None,
         "block": run.block,
         "n_steps": rec.n_steps,
         "thin": rec.thin,
@@ -130,7 +133,7 @@ def _save(run: _Run) -> None:
 def _execute(run: _Run, progress: bool) -> Trace:
     """Run blocks until the recorder is full; checkpoint after each block."""
     rec = run.recorder
-    driver = driver_for(run.kernel, run.schedule)
+    driver = driver_for(run.kernel, run.schedule, run.backend.name)
     bar = Progress(rec.n_steps, enabled=progress)
     bar.update(rec.completed())
     interrupted = False
@@ -181,6 +184,7 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
         wall_time=run.wall_time,
         kernel=run.kernel.describe(),
         warmup=run.warm,
+        backend=run.backend.describe(),
         parameters=parameters_of(target_of(run.kernel.map)),
     )
 
@@ -205,6 +209,7 @@ def sample(
     seed: int | np.random.SeedSequence | np.random.Generator | ChainStreams | None = None,
     *,
     schedule: Schedule = "ragged",
+    backend: str | None = None,
     thin: int = 1,
     draws_file: str | os.PathLike | None = None,
     progress: bool = False,
@@ -234,7 +239,7 @@ def sample(
         Steps per chain (each step = one ladder transition + refresh).
     seed : int, SeedSequence, Generator or ChainStreams, optional
         The run's root seed. Every chain draws from its own random stream,
-        keyed by the seed and the chain's index (:mod:`ladder_mcmc.drivers.streams`),
+        keyed by the seed and the chain's index (:mod:`ladder_mcmc.engine.streams`),
         in its own step order: the same seed gives a bit-identical trace with
         or without checkpoints (any ``checkpoint_every``), with or without
         numba, and under any grouping of the chains over an executor (without
@@ -247,10 +252,17 @@ def sample(
         the same one hands every chain the same numbers again.
     schedule : {"ragged", "synchronous"}
         ``"ragged"`` (default): every map call advances every chain by one rung
-        (``ladder_mcmc.drivers.ragged``). ``"synchronous"``: all chains step together
+        (``ladder_mcmc.engine.ragged``). ``"synchronous"``: all chains step together
         (the reference). Both hand each chain the same random numbers for the
         same step, so for maps with exact arithmetic (``CycleShift``) they give
         the same trace; for floating-point maps they agree to rounding.
+    backend : {None, "numpy", "jax"}
+        What runs the ragged steps (:mod:`ladder_mcmc.engine.backend`): ``None`` (default)
+        chooses JAX for a JAX target (:func:`~ladder_mcmc.models.from_jax`,
+        :func:`~ladder_mcmc.models.from_pymc`) whose kernel's parts all trace, numpy
+        otherwise; ``"jax"`` refuses a kernel with a part JAX cannot trace (naming it).
+        Both draw the same random numbers: their draws agree to rounding.
+        ``trace.backend`` records what ran and why.
     thin : int
         Keep the draw of every ``thin``-th step (statistics keep every step);
         at most ``n_steps``.
@@ -401,6 +413,7 @@ def sample(
             seed,
             n_groups if n_groups is not None else 2,
             schedule=schedule,
+            backend=backend,
             thin=thin,
             warmup=warmup,
             target_prob=target_prob,
@@ -440,6 +453,15 @@ def sample(
     if path is not None:
         user_kernel["parameters_sha256"] = kernel_fingerprint(kernel)
     ks = init if isinstance(init, LadderState) else kernel.init(init, rng)
+    if schedule == "synchronous":
+        if backend not in (None, "numpy"):
+            raise ValueError(
+                f"backend={backend!r}: schedule='synchronous' runs on numpy only (the "
+                "reference Ladder.step)"
+            )
+        chosen = Backend("numpy", "the synchronous schedule (Ladder.step) runs on numpy")
+    else:
+        chosen = choose_backend(kernel, ks, backend)
     if draws_file is not None:  # every leaf's file, now that the draws' structure is known
         check_draws_file(draws_file, None, len(batch.leaves(kernel.map.draw(ks.state))))
     warm = None
@@ -452,6 +474,7 @@ def sample(
                 warmup,
                 streams,
                 schedule=schedule,
+                backend=chosen.name,
                 target_prob=target_prob,
                 adapt_mass=adapt_mass,
                 dense=dense_mass,
@@ -470,6 +493,7 @@ def sample(
         recorder,
         streams,
         schedule,
+        chosen,
         block,
         warm,
         path,

@@ -61,6 +61,9 @@ class Trace:
     parameters : ParameterSpace or None
         The target's names, shapes and constraining transform (its ``parameters``),
         used by :meth:`named_draws`, ``summary`` and ``to_inference_data``.
+    backend : dict
+        What ran the steps and why: ``{"name": "numpy" | "jax", "reason": ...}``
+        (:mod:`ladder_mcmc.engine.backend`).
     """
 
     states: Any
@@ -78,6 +81,7 @@ class Trace:
     step_cost: np.ndarray | None = None
     parameters: Any = None
     step_overhead: np.ndarray | None = None
+    backend: dict = attrs.field(factory=dict)
 
     @property
     def n_steps(self) -> int:

@@ -60,7 +60,7 @@ class CompiledTarget:
     jax_potential : callable or None
         The energy of one point, ``x (dim,) -> E``, as a JAX function (``from_jax``,
         ``from_pymc``), for drivers that compile the whole sampling loop with it
-        (:mod:`ladder_mcmc.drivers._leapfrog_jax`); None for other backends.
+        (:mod:`ladder_mcmc.engine._leapfrog_jax`); None for other backends.
     """
 
     dim: int

@@ -5,7 +5,7 @@ whole batch: the rule's rungs are computed stage by stage, each stage only for t
 chains still undecided (paper, section 4.2), then the refresh runs on every chain.
 Simple and obviously the paper's algorithm, but a stage whose few undecided chains
 cost a whole map call makes it slower than the ragged schedule
-(:mod:`ladder_mcmc.drivers.ragged`) on small batched targets.
+(:mod:`ladder_mcmc.engine.ragged`) on small batched targets.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 if TYPE_CHECKING:
-    from ladder_mcmc.drivers.recording import StepRecorder
+    from ladder_mcmc.engine.recording import StepRecorder
 
 
 def run_synchronous(
@@ -30,7 +30,7 @@ def run_synchronous(
 ) -> LadderState:
     """Step every chain together with :meth:`Ladder.step` until step ``until``.
 
-    The :class:`~ladder_mcmc.drivers.contract.Driver` contract; the random numbers
+    The :class:`~ladder_mcmc.engine.contract.Driver` contract; the random numbers
     come from the chains' streams (one view of all of them).
     """
     stop = recorder.n_steps if until is None else until

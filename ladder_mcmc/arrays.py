@@ -1,0 +1,227 @@
+"""One source for two array libraries: the namespace of a part's inputs, and its loops.
+
+Every built-in part (maps, rules, refreshes, kinetic energies, targets) is written once
+against the *namespace* of its inputs: ``xp = namespace(x)`` is :mod:`numpy` for numpy
+arrays and :mod:`jax.numpy` for JAX arrays (and the tracers of a function JAX compiles),
+and the part calls ``xp.where``, ``xp.exp``, … (docs/design-engine.md). What differs
+between the two libraries beyond their functions is here:
+
+* :func:`fori_loop`, :func:`while_loop` — a Python loop on numpy values, ``jax.lax``'s
+  loop on JAX ones (a loop whose bound is a traced value must be JAX's);
+* :func:`known` — a mask's truth on the host (numpy), ``None`` inside a compiled
+  function: a shortcut a part may take on numpy and must not need;
+* :func:`set_rows` — ``a[index] = b`` without mutation;
+* :func:`special` — the special functions (``erf``, ``ndtri``, the incomplete gamma and
+  their inverses), from :mod:`scipy.special` or :mod:`jax.scipy.special`, with the
+  inverses JAX lacks written here.
+
+JAX is never imported by this module: a JAX array can only exist once the user (or the
+JAX backend) has imported it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import attrs
+import numpy as np
+
+
+def _jax() -> ModuleType | None:
+    return sys.modules.get("jax")
+
+
+def is_jax(value: Any) -> bool:
+    """Whether ``value`` is a JAX array or a tracer of one."""
+    jax = _jax()
+    return jax is not None and isinstance(value, jax.Array)
+
+
+def is_traced(value: Any) -> bool:
+    """Whether ``value`` is a tracer: an abstract value inside a function JAX transforms.
+
+    Validators let tracers through unchecked (they were checked on the host when the
+    kernel was built; inside a compiled warm-up the new values are computed, not given).
+    """
+    jax = _jax()
+    return jax is not None and isinstance(value, jax.core.Tracer)
+
+
+def namespace(*values: Any) -> ModuleType:
+    """:mod:`jax.numpy` if any of ``values`` is a JAX array, else :mod:`numpy`."""
+    jax = _jax()
+    if jax is not None:
+        array = jax.Array
+        for value in values:
+            if isinstance(value, array):
+                return jax.numpy
+    return np
+
+
+def known(mask: Any) -> bool | None:
+    """The Python truth of a numpy boolean (scalar or 0-d array), or ``None`` for a JAX
+    value, unknown until the compiled function runs: ``known(mask.any()) is False`` lets
+    the numpy loop skip work that a compiled loop does and discards."""
+    if is_jax(mask):
+        return None
+    return bool(mask)
+
+
+def _leaves_are_jax(values: Any) -> bool:
+    """Whether any leaf of ``values`` (tuples, lists, dicts and attrs instances of arrays)
+    is a JAX value."""
+    if is_jax(values):
+        return True
+    if isinstance(values, (tuple, list)):
+        return any(_leaves_are_jax(v) for v in values)
+    if isinstance(values, dict):
+        return any(_leaves_are_jax(v) for v in values.values())
+    if attrs.has(type(values)):
+        return any(_leaves_are_jax(getattr(values, f.name)) for f in attrs.fields(type(values)))
+    return False
+
+
+def fori_loop(lower: Any, upper: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
+    """``for i in range(lower, upper): init = body(i, init)``; ``jax.lax.fori_loop`` when a
+    bound or a leaf of ``init`` is a JAX value (then ``body`` must keep the shapes)."""
+    if _leaves_are_jax((lower, upper, init)):
+        return _jax().lax.fori_loop(lower, upper, body, init)
+    value = init
+    for i in range(int(lower), int(upper)):
+        value = body(i, value)
+    return value
+
+
+def while_loop(cond: Callable[[Any], Any], body: Callable[[Any], Any], init: Any) -> Any:
+    """``while cond(value): value = body(value)``; ``jax.lax.while_loop`` for JAX values."""
+    if _leaves_are_jax(init):
+        return _jax().lax.while_loop(cond, body, init)
+    value = init
+    while bool(cond(value)):
+        value = body(value)
+    return value
+
+
+def set_rows(array: Any, index: Any, values: Any) -> Any:
+    """A copy of ``array`` with ``array[index] = values`` (``.at[].set`` for JAX)."""
+    if is_jax(array) or is_jax(values):
+        xp = namespace(array, values)
+        return xp.asarray(array).at[index].set(values)
+    out = np.array(array, copy=True)
+    out[index] = values
+    return out
+
+
+def float_dtype(xp: ModuleType) -> Any:
+    """The float type of a namespace's computations: float64 (JAX runs under x64)."""
+    return xp.float64
+
+
+# ---- special functions -----------------------------------------------------------------
+
+
+class _JaxSpecial:
+    """The special functions of :mod:`scipy.special` the package uses, for JAX values.
+
+    ``erfcinv``, ``gammaincinv`` and ``gammainccinv`` are not in :mod:`jax.scipy.special`;
+    they are computed here by Newton's method on the function JAX has, from the
+    usual starting points, to float64 rounding for the arguments the package uses.
+    """
+
+    def __init__(self, jax: ModuleType) -> None:
+        self._s = jax.scipy.special
+        self._np = jax.numpy
+        self._lax = jax.lax
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)
+
+    def erfcinv(self, q: Any) -> Any:
+        """``erfc⁻¹(q) = −Φ⁻¹(q/2)/√2``."""
+        return -self._s.ndtri(0.5 * q) / math.sqrt(2.0)
+
+    def _invert(self, a: Any, p: Any, upper: bool) -> Any:
+        """``y`` with ``P(a, y) = p`` (or ``Q(a, y) = p`` when ``upper``), by Newton on
+        ``log`` of the function, started from the small-``y`` series or Wilson–Hilferty."""
+        xp, s = self._np, self._s
+        a = xp.asarray(a, dtype=xp.float64)
+        p = xp.asarray(p, dtype=xp.float64)
+        lower_p = 1.0 - p if upper else p
+        # starting points: small y from P ≈ y^a/(a Γ(a)); else Wilson–Hilferty
+        log_gamma_a1 = s.gammaln(a + 1.0)
+        small = xp.exp((xp.log(xp.maximum(lower_p, 1e-300)) + log_gamma_a1) / a)
+        z = s.ndtri(xp.clip(lower_p, 1e-300, 1.0 - 1e-16))
+        t = 1.0 / (9.0 * a)
+        wilson = a * (1.0 - t + z * xp.sqrt(t)) ** 3
+        y = xp.where((wilson <= 0) | (lower_p < 0.05), small, wilson)
+        y = xp.maximum(y, 1e-300)
+
+        def newton(_, y):
+            f = s.gammaincc(a, y) if upper else s.gammainc(a, y)
+            # d/dy P(a, y) = y^{a−1} e^{−y} / Γ(a)
+            log_density = (a - 1.0) * xp.log(y) - y - s.gammaln(a)
+            density = xp.exp(log_density)
+            step = (f - p) / density
+            step = -step if upper else step
+            y_new = y - step
+            return xp.where(y_new > 0, y_new, 0.5 * y)
+
+        y = self._lax.fori_loop(0, 40, newton, y)
+        edge = (p <= 0.0) if not upper else (p >= 1.0)
+        y = xp.where(edge, 0.0, y)
+        top = (p >= 1.0) if not upper else (p <= 0.0)
+        return xp.where(top, xp.inf, y)
+
+    def gammaincinv(self, a: Any, p: Any) -> Any:
+        """``y`` with ``P(a, y) = p`` (regularised lower incomplete gamma)."""
+        return self._invert(a, p, upper=False)
+
+    def gammainccinv(self, a: Any, q: Any) -> Any:
+        """``y`` with ``Q(a, y) = q`` (regularised upper incomplete gamma)."""
+        return self._invert(a, q, upper=True)
+
+
+_SPECIAL: dict[str, Any] = {}
+
+
+def special(xp: ModuleType) -> Any:
+    """The special functions for namespace ``xp``: :mod:`scipy.special` for numpy; for
+    :mod:`jax.numpy`, :mod:`jax.scipy.special` with ``erfcinv``, ``gammaincinv`` and
+    ``gammainccinv`` added."""
+    if xp is np:
+        found = _SPECIAL.get("numpy")
+        if found is None:
+            from scipy import special as scipy_special  # imported when first needed
+
+            found = _SPECIAL["numpy"] = scipy_special
+        return found
+    found = _SPECIAL.get("jax")
+    if found is None:
+        found = _SPECIAL["jax"] = _JaxSpecial(_jax())
+    return found
+
+
+
+
+#: ``attrs.field(metadata=TRACED)``: a number field a compiled loop takes as an argument (a
+#: traced value) rather than a constant, so that a warm-up may change it without a new
+#: compilation (a step size, a number of leapfrog steps). Array fields always are.
+TRACED: dict[str, bool] = {"traced": True}
+
+
+__all__ = [
+    "TRACED",
+    "float_dtype",
+    "fori_loop",
+    "is_jax",
+    "is_traced",
+    "known",
+    "namespace",
+    "set_rows",
+    "special",
+    "while_loop",
+]

@@ -1,0 +1,175 @@
+"""The one place that chooses the backend a run takes its ragged steps on, and says why.
+
+* ``"jax"`` — the step compiled by JAX (:mod:`ladder_mcmc.engine.jax_loop`), when the
+  target is a JAX target (it has a ``jax_potential``: :func:`~ladder_mcmc.models.from_jax`,
+  :func:`~ladder_mcmc.models.from_pymc`) and every part of the kernel traces;
+* ``"numpy"`` — the host loop (:mod:`ladder_mcmc.engine.numpy_loop`) otherwise.
+
+``sample(..., backend="numpy" | "jax")`` overrides the choice. Asked for JAX, a kernel
+with a part JAX cannot trace is refused, naming the part; chosen automatically, the run
+falls back to numpy with a :class:`BackendWarning` that names it. Either way the
+choice and its reason are recorded (``Trace.backend``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from typing import Any
+
+import attrs
+
+from ladder_mcmc.ladder.kernel import Ladder, LadderState
+
+BACKENDS = ("numpy", "jax")
+
+
+class BackendWarning(UserWarning):
+    """A run on a JAX target that takes the numpy backend (a part does not trace)."""
+
+
+@attrs.frozen
+class Backend:
+    """What ran a run's ragged steps, and why.
+
+    Attributes
+    ----------
+    name : str
+        ``"numpy"`` or ``"jax"``.
+    reason : str
+        Why, in words (asked for; a JAX target whose parts trace; not a JAX target; the
+        part that does not trace).
+    """
+
+    name: str
+    reason: str
+
+    def describe(self) -> dict:
+        return {"name": self.name, "reason": self.reason}
+
+
+def targets_of(obj: Any, depth: int = 0) -> list[Any]:
+    """The targets a kernel's parts hold (fields named ``target``), outermost first."""
+    found: list[Any] = []
+    if depth > 6:
+        return found
+    if isinstance(obj, (tuple, list)):
+        for item in obj:
+            found += targets_of(item, depth + 1)
+        return found
+    if not attrs.has(type(obj)):
+        return found
+    for field in attrs.fields(type(obj)):
+        value = getattr(obj, field.name)
+        if field.name == "target":
+            found.append(value)
+        else:
+            found += targets_of(value, depth + 1)
+    return found
+
+
+def is_jax_target(target: Any) -> bool:
+    """Whether a target is written for JAX: it declares a ``jax_potential``."""
+    return getattr(target, "jax_potential", None) is not None
+
+
+def choose_backend(kernel: Ladder, ks: LadderState, requested: str | None = None) -> Backend:
+    """The backend for ``kernel`` from the state ``ks`` (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        ``requested`` not ``None``, ``"numpy"`` or ``"jax"``; ``"jax"`` without JAX
+        installed, or with a part JAX cannot trace (named).
+    """
+    if requested is not None and requested not in BACKENDS:
+        raise ValueError(f"backend must be 'numpy', 'jax' or None, got {requested!r}")
+    if requested == "numpy":
+        return Backend("numpy", "asked for (backend='numpy')")
+    targets = targets_of(kernel)
+    jax_target = bool(targets) and all(is_jax_target(t) for t in targets)
+    if requested is None and not jax_target:
+        what = type(targets[0]).__name__ if targets else "the kernel's map"
+        return Backend("numpy", f"{what} is not a JAX target (no jax_potential)")
+    if importlib.util.find_spec("jax") is None:
+        if requested == "jax":
+            raise ValueError("backend='jax' needs JAX: pip install 'ladder_mcmc[jax]'")
+        return Backend("numpy", "JAX is not installed")
+    failure = untraceable_part(kernel, ks)
+    if failure is not None:
+        if requested == "jax":
+            raise ValueError(f"backend='jax': {failure}")
+        warnings.warn(
+            f"the target is a JAX target, but {failure}; running on the numpy backend "
+            "(pass backend='numpy' to choose it and silence this warning)",
+            BackendWarning,
+            stacklevel=3,
+        )
+        return Backend("numpy", failure)
+    if requested == "jax":
+        return Backend("jax", "asked for (backend='jax')")
+    return Backend("jax", "a JAX target, and every part of the kernel traces")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}"
+
+
+def untraceable_part(kernel: Ladder, ks: LadderState) -> str | None:
+    """``None`` if one ragged step of ``kernel`` traces under JAX from ``ks``; else a
+    sentence naming the first part that does not, and the error it raised."""
+    import jax
+
+    from ladder_mcmc.engine.block_draws import Counting
+    from ladder_mcmc.engine.pytree import register
+    from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, start
+
+    register(RaggedState, StepRecord, LadderState, kernel, ks)
+    n = int(ks.direction.shape[0])
+    map_, rule, refresh = kernel.map, kernel.rule, kernel.refresh
+    jnp = jax.numpy
+
+    def name(part: Any, what: str) -> str:
+        return f"{what} {type(part).__name__}"
+
+    def probes():
+        yield name(map_, "the map"), lambda ks: map_.move(ks.state, ks.direction)
+        yield name(map_, "the map's log_density of"), lambda ks: map_.log_density(ks.state)
+        yield name(map_, "the map's draw of"), lambda ks: map_.draw(ks.state)
+        if map_.cost_of is not None:
+            yield name(map_, "the map's cost_of of"), lambda ks: map_.cost_of(ks.state)
+        if not map_.volume_preserving:
+            yield name(map_, "the map's log_det_jacobian of"), lambda ks: map_.log_det_jacobian(
+                ks.state
+            )
+        yield name(rule, "the rule"), lambda ks: rule.update(
+            jnp.zeros(n), jnp.zeros(n, dtype=jnp.int64), jnp.ones(n)
+        )
+        yield name(rule, "the rule's uniform of"), lambda ks: rule.uniform(ks.carry, Counting(n), n)
+        if refresh is not None:
+            parts = getattr(refresh, "parts", None) or (refresh,)
+            for part in parts:
+                yield name(part, "the refresh"), lambda ks, part=part: part.with_cost(
+                    ks.state, ks.direction, Counting(n)
+                )
+
+    def whole(ks):
+        draws = Counting(n)
+        rs = start(kernel, ks, jnp.zeros(n, dtype=jnp.int64), draws)
+        return iterate(kernel, Plan.of(rule), rs, draws, 2, rs.step < 2)
+
+    with jax.enable_x64(True):
+        for label, probe in probes():
+            try:
+                jax.eval_shape(probe, ks)
+            except Exception as err:  # noqa: BLE001 - any error names the part
+                return f"{label} does not trace under JAX ({_first_line(err)})"
+        try:
+            jax.eval_shape(whole, ks)
+        except Exception as err:  # noqa: BLE001
+            return f"the ladder step of {type(map_).__name__} does not trace ({_first_line(err)})"
+    return None
+
+
+__all__ = ["BACKENDS", "Backend", "BackendWarning", "choose_backend", "untraceable_part"]

@@ -1,0 +1,379 @@
+"""The ragged step, written once: every undecided chain moves one rung (docs/design.md §9).
+
+In batched arithmetic a map call costs about as much for a few chains as for the
+whole batch, so the synchronous step (:meth:`Ladder.step
+<ladder_mcmc.ladder.kernel.Ladder.step>`), which computes rung 2, 3, … for the few
+chains still undecided, pays a whole call per rung. Here every chain is at its own
+rung of its own step, and one :func:`iterate` is *one* ``map.move`` on the whole batch:
+
+1. every chain computes the rung its rule's plan asks for next, from its current rung
+   or from its step's origin (:class:`Plan`), and the density ratio ``r_s`` of that
+   rung to the origin (Jacobian-weighted for a map that changes volume, design §13);
+2. ``rule.update`` gives ``C_s``; a chain whose uniform is below it, or that has run
+   out of stages, *decides*: it moves to the rung, flips or stays (the rule's
+   outcome), and the refresh runs on it;
+3. a chain that decided records its step (a :class:`StepRecord`), draws the next
+   step's uniform, and starts that step in the same iteration.
+
+The same function runs on numpy arrays (the host loop, :mod:`ladder_mcmc.engine.numpy_loop`)
+and on JAX values inside one compiled ``lax.while_loop``
+(:mod:`ladder_mcmc.engine.jax_loop`): it is written against the namespace of its inputs
+(:mod:`ladder_mcmc.arrays`), and its per-chain state :class:`RaggedState` is a pytree
+of arrays, chains on axis 0. Its transitions are those of ``Ladder.step``, with the
+same random numbers: the refresh and the next uniform are drawn for the whole batch,
+and only the chains that decided take them from their streams (``draws.view(mask)``),
+so each chain consumes its numbers in its own step order (docs/design.md §11).
+
+``active`` (for the compiled loop, whose batch cannot shrink) marks the chains still
+taking steps; the others keep their state. The numpy loop removes finished chains
+instead, and takes a few shortcuts :func:`ladder_mcmc.arrays.known` allows on the host
+(no chain decided, every chain decided), which change the time, not the values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.arrays import known, namespace
+from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.kernel import (
+    Ladder,
+    LadderState,
+    add_costs,
+    density_cost,
+    jacobian_weighted,
+    quiet_log_density_of,
+    refresh_cost,
+)
+from ladder_mcmc.ladder.rules import FLIP, Rule, base_for
+
+
+class Draws(Protocol):
+    """The random numbers of a batch of chains: ``view(advance)`` is a generator-like
+    object (``random``, ``standard_normal``, …; ``size[0]`` the number of chains) that
+    hands every chain its next numbers and moves on only the streams of the chains in
+    ``advance`` (all of them for ``None``)."""
+
+    def view(self, advance: Any) -> Any: ...
+
+
+@attrs.frozen(eq=False)
+class Plan:
+    """A rule's static plan as tables indexed by stage (:func:`~ladder_mcmc.ladder.rules.base_for`).
+
+    Attributes
+    ----------
+    from_origin : bool array (stages,)
+        Stage ``s``'s rung is computed from the step's origin (else from the previous rung).
+    jump : bool array (stages,)
+        ``from_origin`` at a stage after the first: the chain goes back to its origin.
+    sign : int8 array (stages,)
+        The map is applied as ``L^{sign·d}``.
+    outcome : int64 array (stages,)
+        The code a chain that stops at stage ``s`` takes.
+    fallthrough : int
+        The code of a chain no stage stopped.
+    """
+
+    from_origin: np.ndarray
+    jump: np.ndarray
+    sign: np.ndarray
+    outcome: np.ndarray
+    fallthrough: int
+
+    @classmethod
+    def of(cls, rule: Rule) -> Plan:
+        positions = tuple(rule.positions)
+        steps = [base_for(positions, s) for s in range(len(positions))]
+        from_origin = np.array([origin for origin, _ in steps], dtype=bool)
+        return cls(
+            from_origin=from_origin,
+            jump=from_origin & (np.arange(len(steps)) > 0),
+            sign=np.array([sign for _, sign in steps], dtype=np.int8),
+            outcome=np.array(rule.outcomes, dtype=np.int64),
+            fallthrough=int(rule.fallthrough),
+        )
+
+    @property
+    def last(self) -> int:
+        return len(self.outcome) - 1
+
+
+@attrs.frozen(eq=False)
+class RaggedState:
+    """Where every chain is in its own step: a pytree of arrays, chains on axis 0.
+
+    Attributes
+    ----------
+    origin : State
+        ``ζ`` at the start of the chain's step (after the previous step's refresh).
+    current : State
+        What the chain's next rung is computed from (its last rung, or its origin).
+    direction : int8 array
+        ``d``.
+    log_density : float array
+        ``log p`` of the origin.
+    carry : Any
+        The rule's memory between steps (``None`` for most rules).
+    u : float array
+        The step's uniform.
+    stage, n_moves, non_finite : int64 arrays
+        The stage about to be computed; map applications and non-finite rungs so far.
+    memory : float array
+        The rule's memory within the step.
+    log_jacobian : float array
+        ``log |det ∂(current)/∂(origin)|`` (maps that change volume; zeros otherwise).
+    first_prob : float array
+        ``C_0`` of the step (the first stage's probability, once computed).
+    step : int64 array
+        Steps the chain has completed.
+    """
+
+    origin: Any
+    current: Any
+    direction: Any
+    log_density: Any
+    carry: Any
+    u: Any
+    stage: Any
+    memory: Any
+    n_moves: Any
+    non_finite: Any
+    log_jacobian: Any
+    first_prob: Any
+    step: Any
+
+    def ladder_state(self) -> LadderState:
+        """The chains as a :class:`~ladder_mcmc.ladder.kernel.LadderState` (between steps)."""
+        return LadderState(self.origin, self.direction, self.log_density, self.carry)
+
+
+@attrs.frozen(eq=False)
+class StepRecord:
+    """The steps that ended in one :func:`iterate`: entry ``i`` is chain ``i``'s, valid
+    where ``decided[i]``.
+
+    Attributes
+    ----------
+    decided : bool array
+        The chains that completed a step.
+    step : int64 array
+        Its index (steps the chain had completed before it).
+    draw : Any
+        ``map.draw`` of the state after the step and its refresh.
+    rung, n_moves, non_finite : int64 arrays
+        As :class:`~ladder_mcmc.ladder.kernel.StepInfo`'s.
+    first_prob : float array
+        ``C_0``, the probability of stopping at the first stage.
+    cost, overhead : int64 arrays or None
+        Gradient evaluations per map application (maps with ``cost_of``) and outside
+        them (a refresh's, the density's after it), as :class:`StepInfo`'s.
+    """
+
+    decided: Any
+    step: Any
+    draw: Any
+    rung: Any
+    n_moves: Any
+    non_finite: Any
+    first_prob: Any
+    cost: Any = None
+    overhead: Any = None
+
+
+def start(kernel: Ladder, ks: LadderState, steps_done: Any, draws: Draws) -> RaggedState:
+    """Every chain at stage 0 of its next step, with its uniform drawn
+    (``rule.uniform``, from the streams of all chains)."""
+    xp = namespace(ks.log_density)
+    n = ks.direction.shape[0]
+    zeros_int = xp.zeros(n, dtype=xp.int64)
+    zeros = xp.zeros(n, dtype=xp.float64)
+    u = kernel.rule.uniform(ks.carry, draws.view(None), n)
+    return RaggedState(
+        origin=ks.state,
+        current=ks.state,
+        direction=ks.direction,
+        log_density=ks.log_density,
+        carry=ks.carry,
+        u=xp.asarray(u, dtype=xp.float64),
+        stage=zeros_int,
+        memory=zeros,
+        n_moves=zeros_int,
+        non_finite=zeros_int,
+        log_jacobian=zeros,
+        first_prob=zeros,
+        step=xp.asarray(steps_done, dtype=xp.int64),
+    )
+
+
+def _refresh(kernel: Ladder, state: Any, direction: Any, log_p: Any, rng: Any):
+    """The refresh on the whole batch and ``log p`` after it: ``(state, direction, log p,
+    gradients spent per chain or None)``."""
+    refresh = kernel.refresh
+    if refresh is None:
+        return state, direction, log_p, None
+    n = direction.shape[0]
+    new, new_dir, spent = refresh.with_cost(state, direction, rng)
+    spent = refresh_cost(refresh, spent, n)
+    if refresh.changes_state:
+        # `state` is finite (its rungs were): only the leaves the refresh replaced are checked
+        log_p = quiet_log_density_of(kernel.map, new, state)[0]
+        spent = add_costs(spent, density_cost(kernel.map, new))
+    xp = namespace(direction)
+    return new, xp.asarray(new_dir, dtype=xp.int8), log_p, spent
+
+
+def iterate(
+    kernel: Ladder,
+    plan: Plan,
+    rs: RaggedState,
+    draws: Draws,
+    limit: Any,
+    active: Any = None,
+) -> tuple[RaggedState, StepRecord | None]:
+    """One map call on the whole batch: every chain moves one rung, and the chains that
+    decide end their step (see the module docstring).
+
+    Parameters
+    ----------
+    kernel, plan
+        The kernel and its rule's :class:`Plan`.
+    rs : RaggedState
+        Every chain's place in its step.
+    draws : Draws
+        The chains' random numbers.
+    limit : int or int array
+        The step count at which a chain stops: a chain that completes step ``limit − 1``
+        draws no next uniform (its next step, if any, draws it when it starts).
+    active : bool array, optional
+        The chains taking steps; the others keep their state (``None``: all).
+
+    Returns
+    -------
+    RaggedState, StepRecord or None
+        The new state; what the chains that decided recorded (``None`` on the host when
+        no chain decided).
+    """
+    rule, map_ = kernel.rule, kernel.map
+    xp = namespace(rs.log_density)
+    stage = rs.stage
+    # ---- one map call: every chain advances one rung --------------------------------
+    if plan.jump.any():
+        base = batch.where(xp.asarray(plan.jump)[stage], rs.origin, rs.current)
+    else:
+        base = rs.current
+    if (plan.sign == 1).all():
+        dirs = rs.direction
+    else:
+        dirs = xp.asarray(plan.sign)[stage] * rs.direction
+    rung = map_.move(base, dirs)
+    lp, bad = quiet_log_density_of(map_, rung)
+    log_jacobian = rs.log_jacobian
+    if not map_.volume_preserving:
+        # summed along the ladder, restarted where a stage starts from the origin
+        step_jac = map_.move_log_det_jacobian(base, rung, dirs)
+        log_jacobian = xp.where(
+            xp.asarray(plan.from_origin)[stage], step_jac, log_jacobian + step_jac
+        )
+        weighted, bad = jacobian_weighted(lp, bad, log_jacobian)
+        ratio = xp.exp(weighted - rs.log_density)
+    else:
+        ratio = xp.exp(lp - rs.log_density)
+    n_moves = rs.n_moves + 1
+    non_finite = rs.non_finite + bad
+    memory, cumulative = rule.update(rs.memory, stage, ratio)
+    memory = xp.asarray(memory, dtype=xp.float64)
+    cumulative = xp.asarray(cumulative, dtype=xp.float64)
+    first_prob = xp.where(stage == 0, cumulative, rs.first_prob)
+    stop = rs.u < cumulative
+    done = stop | (stage == plan.last)
+    if active is not None:
+        done = done & active
+    if known(done.any()) is False:  # on the host, no chain decided: on to the next rung
+        return attrs.evolve(
+            rs,
+            current=rung,
+            stage=stage + 1,
+            memory=memory,
+            n_moves=n_moves,
+            non_finite=non_finite,
+            log_jacobian=log_jacobian,
+            first_prob=first_prob,
+        ), None
+    everyone = known(done.all())
+    advance = None if everyone else done
+    # ---- the chains that decided: move, flip or stay ----------------------------------
+    code = xp.where(stop, xp.asarray(plan.outcome)[stage], plan.fallthrough)
+    accept = done & (code > 0)
+    keep_old = done & ~accept
+    nxt = batch.where(keep_old, rs.origin, rung)  # the rung on the chains still undecided
+    nxt_lp = xp.where(keep_old, rs.log_density, lp)
+    new_direction = xp.where(done & (code == FLIP), -rs.direction, rs.direction)
+    carry = rs.carry
+    if carry is not None:
+        new_carry = rule.next_carry(carry, rs.u, code, xp.where(accept, ratio, 1.0))
+        carry = new_carry if everyone else batch.where(done, new_carry, carry)
+    ref, ref_dir, ref_lp, overhead = _refresh(kernel, nxt, new_direction, nxt_lp, draws.view(advance))
+    if overhead is not None and not everyone:
+        overhead = xp.where(done, overhead, 0)
+    cost = None if map_.cost_of is None else xp.asarray(map_.cost_of(rs.origin), dtype=xp.int64)
+    record = StepRecord(
+        decided=done,
+        step=rs.step,
+        draw=map_.draw(ref),
+        rung=code,
+        n_moves=n_moves,
+        non_finite=non_finite,
+        first_prob=first_prob,
+        cost=cost,
+        overhead=overhead,
+    )
+    # ---- the next step: its uniform, for the chains that go on to one ------------------
+    going_on = done & (rs.step + 1 < limit)
+    fresh_u = rule.uniform(carry, draws.view(None if known(going_on.all()) else going_on), done.shape[0])
+    fresh_u = xp.asarray(fresh_u, dtype=xp.float64)
+    if everyone:
+        zeros_int = xp.zeros_like(n_moves)
+        zeros = xp.zeros_like(memory)
+        new = RaggedState(
+            origin=ref,
+            current=ref,
+            direction=ref_dir,
+            log_density=ref_lp,
+            carry=carry,
+            u=fresh_u,
+            stage=zeros_int,
+            memory=zeros,
+            n_moves=zeros_int,
+            non_finite=zeros_int,
+            log_jacobian=zeros,
+            first_prob=first_prob,
+            step=rs.step + 1,
+        )
+        return new, record
+    new = RaggedState(
+        # `nxt` is the origin off `done` and shares the leaves the refresh left alone
+        # with `ref`, so only the refreshed leaves cost a `where`
+        origin=batch.where(done, ref, rs.origin),
+        current=batch.where(done, ref, nxt),
+        direction=xp.where(done, ref_dir, rs.direction),
+        log_density=xp.where(done, ref_lp, rs.log_density),
+        carry=carry,
+        u=xp.where(done, fresh_u, rs.u),
+        stage=xp.where(done, 0, stage + 1),
+        memory=xp.where(done, 0.0, memory),
+        n_moves=xp.where(done, 0, n_moves),
+        non_finite=xp.where(done, 0, non_finite),
+        log_jacobian=xp.where(done, 0.0, log_jacobian),
+        first_prob=first_prob,
+        step=rs.step + done,
+    )
+    if active is not None:
+        new = batch.where(active, new, rs)
+    return new, record
+
+
+__all__ = ["Draws", "Plan", "RaggedState", "StepRecord", "iterate", "start"]
