@@ -85,6 +85,20 @@ def _leaves_are_jax(values: Any) -> bool:
     return False
 
 
+def holds_traced(values: Any) -> bool:
+    """Whether any leaf of ``values`` (tuples, lists, dicts and attrs instances) is a
+    tracer: a part rebuilt inside a compiled function, whose host checks have run."""
+    if is_traced(values):
+        return True
+    if isinstance(values, (tuple, list)):
+        return any(holds_traced(v) for v in values)
+    if isinstance(values, dict):
+        return any(holds_traced(v) for v in values.values())
+    if attrs.has(type(values)):
+        return any(holds_traced(getattr(values, f.name)) for f in attrs.fields(type(values)))
+    return False
+
+
 def fori_loop(lower: Any, upper: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     """``for i in range(lower, upper): init = body(i, init)``; ``jax.lax.fori_loop`` when a
     bound or a leaf of ``init`` is a JAX value (then ``body`` must keep the shapes)."""
@@ -217,6 +231,7 @@ __all__ = [
     "TRACED",
     "float_dtype",
     "fori_loop",
+    "holds_traced",
     "is_jax",
     "is_traced",
     "known",

@@ -1,4 +1,5 @@
-"""Checks of user-supplied hyperparameters: a clear ``ValueError`` naming the parameter."""
+"""Checks of user-supplied hyperparameters: a clear ``ValueError`` naming the parameter;
+and :class:`SamplingWarning`, what a run that went bad says."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc.arrays import is_traced
+
+
+class SamplingWarning(UserWarning):
+    """A run whose draws should not be trusted as they are (see
+    :func:`ladder_mcmc.diagnostics.check_trace`), or a warm-up that went bad.
+
+    Silence it with ``sample(..., checks=False)`` or
+    ``warnings.filterwarnings("ignore", category=SamplingWarning)``.
+    """
 
 
 def positive_int(name: str, value: Any, minimum: int = 1) -> int:

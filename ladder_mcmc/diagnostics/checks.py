@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc.diagnostics.ess import posterior_statistics
+from ladder_mcmc.validation import SamplingWarning
 from ladder_mcmc.diagnostics.summary import summarised_values
 
 __all__ = [
@@ -44,14 +45,6 @@ MIN_CHECKED_STEPS = 1000
 """Kept steps per chain the checks read at least (all of them, for a shorter run)."""
 
 _SHOW = 3  # parameters or chains named in a message
-
-
-class SamplingWarning(UserWarning):
-    """A run whose draws should not be trusted as they are (see :func:`check_trace`).
-
-    Silence it with ``sample(..., checks=False)`` or
-    ``warnings.filterwarnings("ignore", category=SamplingWarning)``.
-    """
 
 
 # ---------------------------------------------------------------------------- after a run

@@ -47,11 +47,17 @@ _COUNT = {"compilations": 0}
 
 
 def compilations() -> int:
-    """How many times the block function has been compiled (traced) in this process."""
+    """How many times the compiled loops (sampling, warm-up) have been compiled (traced) in
+    this process (for benchmarks: a run should compile each once)."""
     return _COUNT["compilations"]
 
 
-def _width(most: int) -> int:
+def count_compilation() -> None:
+    """Count one compilation (called where a compiled function's body is traced)."""
+    _COUNT["compilations"] += 1
+
+
+def block_width(most: int) -> int:
     """The block width for at most ``most`` steps: a power of two up to :data:`BLOCK`
     (few widths, so few compilations)."""
     return min(BLOCK, 1 << max(0, (most - 1).bit_length()))
@@ -63,7 +69,7 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, steps, width: int
     import jax
     import jax.numpy as jnp
 
-    _COUNT["compilations"] += 1  # runs when JAX traces: once per compilation
+    count_compilation()  # runs when JAX traces: once per compilation
     plan = Plan.of(kernel.rule)
     n = ks.direction.shape[0]
     rows = jnp.arange(n)
@@ -155,7 +161,7 @@ def run_jax(
         done = recorder.steps_done.astype(np.int64)
         steps = np.clip(stop - done, 0, BLOCK)
         while steps.any():
-            width = _width(int(steps.max()))
+            width = block_width(int(steps.max()))
             numbers = draw_block(streams, steps, per_step[0], per_step[1], width)
             state, outputs = fn(kernel, state, *numbers, steps, width=width)
             _record(recorder, jax.device_get(outputs), steps, done)
@@ -163,10 +169,11 @@ def run_jax(
             steps = np.clip(stop - done, 0, BLOCK)
             if on_progress is not None:
                 on_progress(recorder.completed())
-    return ks if state is ks else _to_numpy(state)
+    return ks if state is ks else to_numpy(state)
 
 
-def _to_numpy(ks: LadderState) -> LadderState:
+def to_numpy(ks: LadderState) -> LadderState:
+    """A kernel state with numpy leaves (after a compiled call)."""
     carry = None if ks.carry is None else batch.tree_map(np.asarray, ks.carry)
     return LadderState(
         batch.tree_map(np.asarray, ks.state),
@@ -199,4 +206,4 @@ def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np
     )
 
 
-__all__ = ["BLOCK", "compilations", "run_jax"]
+__all__ = ["BLOCK", "block_width", "compilations", "count_compilation", "run_jax", "to_numpy"]

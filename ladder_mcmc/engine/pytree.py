@@ -5,8 +5,8 @@ their structure. :func:`register` makes every ``attrs`` class reachable from a k
 a state a pytree node, so that a :class:`~ladder_mcmc.ladder.kernel.Ladder` and its
 states are passed to the compiled loop whole:
 
-* the *leaves* are the fields holding arrays (numpy or JAX), and the number fields a
-  class marks ``metadata=TRACED`` (:data:`ladder_mcmc.arrays.TRACED`: a step size, a
+* the *leaves* are the fields holding arrays or numpy scalars (numpy or JAX), and the
+  number fields a class marks ``metadata=TRACED`` (:data:`ladder_mcmc.arrays.TRACED`: a step size, a
   number of leapfrog steps): their values are arguments, so that new values (a warm-up's)
   reuse the compilation;
 * every other field (an int such as the look-ahead ``K``, a string, a function, a
@@ -49,9 +49,11 @@ class _ByIdentity:
 
 def _is_child(value: Any, traced: bool) -> bool:
     """Whether a field's value is part of the tree (a leaf or a node), not static."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, np.generic)):
         return value.dtype.kind in "biufc"  # numbers; an array of strings is static
-    if is_jax(value):
+    if is_jax(value) or type(value) is object:  # JAX's placeholders for leaves too
+        return True
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # an abstract array
         return True
     if attrs.has(type(value)):
         return True

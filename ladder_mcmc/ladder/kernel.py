@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import namespace
+from ladder_mcmc.arrays import holds_traced, namespace
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.auxiliary import gradient_counts
 from ladder_mcmc.ladder.auxiliary_refresh import check_auxiliary_refresh
@@ -193,7 +193,7 @@ class Ladder:
         The parameters a warm-up may change, by name (e.g. ``"step_size"``,
         ``"inverse_mass"``, ``"n_leapfrog"``, ``"beta"``): what the user left unset
         in :func:`~ladder_mcmc.lahmc` and its kin, which fill it in. The ladder
-        itself never reads it (``ladder_mcmc.run.adaptation`` does). ``None``
+        itself never reads it (the kernel map's adaptation does, :mod:`ladder_mcmc.engine.warmup`). ``None``
         (a kernel put together by hand): nothing unless a warm-up is asked for. The
         kernel a warm-up returns has nothing left to adapt (an empty set).
 
@@ -252,7 +252,8 @@ class Ladder:
                 f"None, got {what}: {refresh!r}"
             )
         check_rule(self.rule)
-        check_refresh_kinetic(self.map, self.refresh)
+        if not holds_traced(self.map):  # rebuilt inside a compiled warm-up: checked before
+            check_refresh_kinetic(self.map, self.refresh)
         check_auxiliary_refresh(self.map, self.refresh)
 
     @property

@@ -19,7 +19,6 @@ import numpy as np
 from ladder_mcmc.engine.streams import ChainStreams, root_seed
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import LadderState
-from ladder_mcmc.run.adaptation import GroupedWarmup
 from ladder_mcmc.run.trace import Trace
 from ladder_mcmc.validation import positive_int
 
@@ -63,8 +62,8 @@ def grouped_description(descriptions: list[dict]) -> dict:
 def concatenate_traces(traces: list[Trace]) -> Trace:
     """One trace from traces of disjoint groups of chains (chain axis = 1).
 
-    ``warmup``: the group's :class:`~ladder_mcmc.run.adaptation.WarmupResult` for one
-    group, a :class:`~ladder_mcmc.run.adaptation.GroupedWarmup` for several (None
+    ``warmup``: the group's :class:`~ladder_mcmc.hamiltonian.warmup.result.WarmupResult` for one
+    group, a :class:`~ladder_mcmc.hamiltonian.warmup.result.GroupedWarmup` for several (None
     unless every group finished its warm-up); ``kernel``: :func:`grouped_description`;
     ``cost`` per chain if the groups' differ (warm-up with a ``trajectory_length``).
     """
@@ -98,7 +97,7 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
     warm = [t.warmup for t in traces]
     warmup = None
     if not any(w is None for w in warm):
-        warmup = warm[0] if len(warm) == 1 else GroupedWarmup(tuple(warm))
+        warmup = warm[0] if len(warm) == 1 else warm[0].grouped(tuple(warm[1:]))
     return Trace(
         states=states,
         rungs=cat("rungs"),

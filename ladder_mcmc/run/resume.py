@@ -32,7 +32,6 @@ from ladder_mcmc.run.draws_files import (
     memmap_allocator,
     open_draws_files,
 )
-from ladder_mcmc.run.kernel_parameters import apply_warmup
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.sample import _execute, _json_roundtrip, _Run
 from ladder_mcmc.run.trace import Trace
@@ -197,22 +196,8 @@ def resume(
         )
     warm = trees["warmup"]
     if warm is not None:
-        warm = attrs.evolve(
-            warm,
-            step_size=float(warm.step_size),
-            n_steps=int(warm.n_steps),
-            first_stage_prob=float(warm.first_stage_prob),
-            n_leapfrog=int(warm.n_leapfrog),
-            beta=None if warm.beta is None else float(warm.beta),
-            largest_eigenvalue=(
-                None if warm.largest_eigenvalue is None else float(warm.largest_eigenvalue)
-            ),
-            adapted=tuple(str(name) for name in np.atleast_1d(warm.adapted)),
-            wall_time=float(warm.wall_time),
-            flip_fraction=float(warm.flip_fraction),
-            length_set=bool(warm.length_set),
-        )
-        kernel = apply_warmup(kernel, warm)
+        warm = warm.restored()  # the types a checkpoint round trip loses
+        kernel = warm.apply(kernel)
     done = int(meta["completed"])
     total = int(meta["n_steps"]) if n_steps is None else done + positive_int("n_steps", n_steps)
     ks: LadderState = trees["ks"]

@@ -1,7 +1,7 @@
 """``sample``: run a ladder kernel on a batch of chains, collect a :class:`Trace`.
 
 A run is set up here — the chains' random streams (:mod:`ladder_mcmc.engine.streams`),
-the kernel state, an optional warm-up (:mod:`ladder_mcmc.run.adaptation`), the
+the kernel state, an optional warm-up (:mod:`ladder_mcmc.hamiltonian.warmup.adaptation`), the
 :class:`~ladder_mcmc.run.recorder.Recorder` — and executed in blocks by the driver
 that :func:`~ladder_mcmc.engine.contract.driver_for` picks for the kernel and the
 schedule, with a checkpoint after each block (:mod:`ladder_mcmc.run.checkpoint`;
@@ -26,25 +26,16 @@ from ladder_mcmc.diagnostics.gradient import check_kernel_gradient
 from ladder_mcmc.engine.backend import Backend, choose_backend
 from ladder_mcmc.engine.contract import SCHEDULES, Schedule, driver_for
 from ladder_mcmc.engine.streams import ChainStreams
+from ladder_mcmc.engine.warmup import Warmup, adaptation_for, run_warmup
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.models.parameters import parameters_of
 from ladder_mcmc.run import checkpoint
-from ladder_mcmc.run.adaptation import (
-    check_warmup,
-    check_warmup_length,
-    resolve_warmup,
-    to_adapt,
-    warn_unadapted,
-)
-from ladder_mcmc.run.adaptation import warmup as run_warmup
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder, memmap_allocator
-from ladder_mcmc.run.kernel_parameters import check_adaptable, check_mass_adaptation
 from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
-from ladder_mcmc.run.warmup_result import WarmupResult
 from ladder_mcmc.validation import boolean, in_open_closed, positive_finite, positive_int
 
 
@@ -60,7 +51,7 @@ class _Run:
     schedule: str
     backend: Backend
     block: int
-    warm: WarmupResult | None
+    warm: Any
     checkpoint: Path | None
     wall_time: float = 0.0
     draws_file: Path | None = None  # where the draws are streamed (sample(draws_file=...))
@@ -285,21 +276,21 @@ def sample(
         kernel left unset (:attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`: for
         ``lahmc(target)``, the step size, a diagonal — or ``dense_mass`` — inverse
         mass, the leapfrog steps per rung and ``β``; ``docs/sampling.md``,
-        :mod:`ladder_mcmc.run.adaptation`); a kernel put together by hand adapts its
+        :mod:`ladder_mcmc.hamiltonian.warmup.adaptation`); a kernel put together by hand adapts its
         step size and mass from the values it holds. Default:
-        :data:`~ladder_mcmc.run.adaptation.DEFAULT_WARMUP`
+        :data:`~ladder_mcmc.hamiltonian.warmup.adaptation.DEFAULT_WARMUP`
         steps when the kernel leaves something to adapt, else none; ``0``: none.
         Warm-up draws are dropped;
         ``trace.warmup`` holds the adapted values and the warm-up's gradient
         evaluations; ``trace.grad_evals`` counts the sampling phase only. With
         ``executor``, each group of chains adapts its own kernel:
-        ``trace.warmup`` is then a :class:`~ladder_mcmc.run.adaptation.GroupedWarmup`
+        ``trace.warmup`` is then a :class:`~ladder_mcmc.hamiltonian.warmup.result.GroupedWarmup`
         (``.groups``, one ``WarmupResult`` each; the same attribute names, one
         entry per group: ``step_size[g]``, ``inverse_mass[g]``; ``grad_evals``
         per chain) and ``trace.kernel`` the entries the groups' adapted kernels
         share, with each group's description under ``"groups"``.
     target_prob, adapt_mass, dense_mass, trajectory_length
-        See ``warmup`` and :func:`ladder_mcmc.run.adaptation.warmup`: the target
+        See ``warmup`` and :class:`ladder_mcmc.engine.warmup.Warmup`: the target
         probability of taking the first rung (0.8), whether to adapt the mass (if the
         kernel leaves it unset) and densely; ``trajectory_length`` ``T``: instead of
         adapting the leapfrog steps per rung, keep ``M = round(T / ε)``.
@@ -329,7 +320,7 @@ def sample(
         R̂ > 1.01, bulk or tail ESS < 100 per chain, non-finite energies
         (:func:`ladder_mcmc.diagnostics.checks.check_trace`; not counted in ``trace.wall_time``);
         and warn of a warm-up that ended badly
-        (:func:`~ladder_mcmc.run.adaptation.check_warmup`) or of ``warmup=0`` on a
+        (:func:`~ladder_mcmc.hamiltonian.warmup.adaptation.check_warmup`) or of ``warmup=0`` on a
         kernel that leaves its step, length or ``β`` to adapt. ``False`` turns all of
         these off.
 
@@ -361,15 +352,9 @@ def sample(
     if not isinstance(kernel, Ladder):
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     checks = boolean("checks", checks)
-    adapt_mass = boolean("adapt_mass", adapt_mass)
-    dense_mass = boolean("dense_mass", dense_mass)
     progress = boolean("progress", progress)
     # warm-up's settings are checked even when warmup=0 (a typo must not pass silently)
-    target_prob = in_open_closed("target_prob", target_prob, 0.0, 1.0)
-    if target_prob >= 1:
-        raise ValueError(f"target_prob must be in (0, 1), got {target_prob!r}")
-    if trajectory_length is not None:
-        trajectory_length = positive_finite("trajectory_length", trajectory_length)
+    settings = Warmup(warmup, target_prob, adapt_mass, dense_mass, trajectory_length)
     if n_groups is not None:
         n_groups = positive_int("n_groups", n_groups)
     if isinstance(seed, ChainStreams) and executor is not None:
@@ -377,25 +362,9 @@ def sample(
             "seed: a ChainStreams cannot be split over an executor's groups; pass the run's "
             "seed (an int or a SeedSequence) and each group gets its chains' streams"
         )
-    warmup = resolve_warmup(kernel, warmup, adapt_mass, trajectory_length)
-    if warmup:
-        check_adaptable(kernel)
-        adapted = to_adapt(kernel, adapt_mass, trajectory_length)
-        check_warmup_length(warmup, adapted)
-        check_mass_adaptation(kernel, warmup, adapt_mass, dense_mass)
-        if dense_mass and "inverse_mass" not in adapted:
-            raise ValueError(
-                "dense_mass=True, but this warm-up adapts no mass (the kernel's inverse_mass "
-                "was given, or adapt_mass=False): leave inverse_mass unset, or drop dense_mass"
-            )
-    elif trajectory_length is not None:
-        raise ValueError(
-            f"trajectory_length={trajectory_length!r} sets M = round(T / ε) during warm-up, "
-            "but this run has none (warmup=0, or nothing to adapt): pass warmup > 0, or "
-            "give n_leapfrog to the kernel"
-        )
-    elif checks and kernel.adapt:
-        warn_unadapted(kernel, stacklevel=3)
+    n_chains = batch.n_chains(init.state if isinstance(init, LadderState) else init)
+    adaptation = adaptation_for(kernel, settings, init, checks)
+    warmup = 0 if adaptation is None else adaptation.n_warmup
     if draws_file is not None:
         draws_file = check_draws_file(draws_file, executor)
     if checks:
@@ -416,15 +385,15 @@ def sample(
             backend=backend,
             thin=thin,
             warmup=warmup,
-            target_prob=target_prob,
-            adapt_mass=adapt_mass,
-            dense_mass=dense_mass,
-            trajectory_length=trajectory_length,
+            target_prob=settings.target_prob,
+            adapt_mass=settings.adapt_mass,
+            dense_mass=settings.dense_mass,
+            trajectory_length=settings.trajectory_length,
             checks=False,  # checked here, once, on all the chains
         )
         if checks:
-            if trace.warmup is not None:
-                check_warmup(trace.warmup, stacklevel=3)
+            if adaptation is not None and trace.warmup is not None:
+                adaptation.check(trace.warmup, stacklevel=3)
             check_trace(trace, stacklevel=3)
         return trace
     path = None
@@ -438,7 +407,6 @@ def sample(
         block = positive_int("checkpoint_every", every)
     elif checkpoint_every is not None:
         block = positive_int("checkpoint_every", checkpoint_every)
-    n_chains = batch.n_chains(init.state if isinstance(init, LadderState) else init)
     if isinstance(seed, ChainStreams):
         if seed.n_chains != n_chains:
             raise ValueError(f"seed has streams for {seed.n_chains} chains but init has {n_chains}")
@@ -466,24 +434,25 @@ def sample(
         check_draws_file(draws_file, None, len(batch.leaves(kernel.map.draw(ks.state))))
     warm = None
     warmup_interrupted = False
-    if warmup:
+    if adaptation is not None:
+        bar = Progress(warmup, label="warm-up", enabled=progress)
         try:
             kernel, ks, warm = run_warmup(
                 kernel,
                 ks,
+                adaptation,
                 warmup,
                 streams,
+                recorder=Recorder,
                 schedule=schedule,
                 backend=chosen.name,
-                target_prob=target_prob,
-                adapt_mass=adapt_mass,
-                dense=dense_mass,
-                trajectory_length=trajectory_length,
-                progress=progress,
-                checks=checks,
+                on_progress=bar.update if progress else None,
             )
-        except KeyboardInterrupt:  # warm-up draws are dropped anyway: no step kept
+        except KeyboardInterrupt as err:  # the warm-up's draws are dropped; its state kept
             warmup_interrupted = True
+            ks = getattr(err, "state", ks)
+        finally:
+            bar.close()
     allocate = None if draws_file is None else memmap_allocator(draws_file)
     recorder = Recorder(n_steps, len(ks.direction), thin, allocate, max_rung=kernel.max_rung)
     run = _Run(
@@ -499,8 +468,8 @@ def sample(
         path,
         draws_file=None if draws_file is None else draws_file.resolve(),
     )
-    if warmup_interrupted:
-        return _trace(run, None, interrupted=True)
+    if warmup_interrupted:  # the warm-up's last state, to go on from
+        return _trace(run, ks, interrupted=True)
     trace = _execute(run, progress)
     if checks:
         check_trace(trace, stacklevel=3)

@@ -46,7 +46,7 @@ class Trace:
     warmup : WarmupResult, GroupedWarmup or None
         Adapted step size and mass matrix, and the warm-up's own gradient
         evaluations (counted as ``grad_evals`` is, not included in it), when ``warmup > 0``;
-        a :class:`~ladder_mcmc.run.adaptation.GroupedWarmup` (the same attributes,
+        a :class:`~ladder_mcmc.hamiltonian.warmup.result.GroupedWarmup` (the same attributes,
         per group) for several groups of chains run through an executor.
     step_cost : int array (n_steps, chains) or None
         Gradient evaluations per map application of every step, for a map whose cost

@@ -3,6 +3,8 @@ and :class:`GroupedWarmup` (groups run through an executor, each adapted on its 
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 
@@ -61,6 +63,36 @@ class WarmupResult:
     def trajectory_length(self) -> float:
         """``ε M``: the length of one rung in simulation time (mean, when jittered)."""
         return float(self.step_size) * int(self.n_leapfrog)
+
+    def apply(self, kernel: Any) -> Any:
+        """``kernel`` with the values this warm-up adapted
+        (:func:`~ladder_mcmc.hamiltonian.warmup.parameters.apply_warmup`)."""
+        from ladder_mcmc.hamiltonian.warmup.parameters import apply_warmup
+
+        return apply_warmup(kernel, self)
+
+    def grouped(self, others: tuple[WarmupResult, ...]) -> GroupedWarmup:
+        """The warm-ups of groups of chains (this one first, then ``others``) as one."""
+        return GroupedWarmup((self, *others))
+
+    def restored(self) -> WarmupResult:
+        """The same result with its fields' Python types (after a checkpoint's round trip,
+        which stores numbers as arrays)."""
+        return attrs.evolve(
+            self,
+            step_size=float(self.step_size),
+            n_steps=int(self.n_steps),
+            first_stage_prob=float(self.first_stage_prob),
+            n_leapfrog=int(self.n_leapfrog),
+            beta=None if self.beta is None else float(self.beta),
+            largest_eigenvalue=(
+                None if self.largest_eigenvalue is None else float(self.largest_eigenvalue)
+            ),
+            adapted=tuple(str(name) for name in np.atleast_1d(self.adapted)),
+            wall_time=float(self.wall_time),
+            flip_fraction=float(self.flip_fraction),
+            length_set=bool(self.length_set),
+        )
 
 
 @attrs.frozen(eq=False)

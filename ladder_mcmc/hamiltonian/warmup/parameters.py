@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import is_traced
+
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.ladder.refresh import ComposedRefresh, Refresh
@@ -57,6 +59,11 @@ def length_jitter(kernel: Ladder) -> float:
     return 0.0
 
 
+def _number(value: Any, kind: type) -> Any:
+    """``kind(value)`` on the host; a traced value (inside the compiled warm-up) as it is."""
+    return value if is_traced(value) else kind(value)
+
+
 def with_hmc_parameters(
     kernel: Ladder,
     step_size: float | None = None,
@@ -71,7 +78,8 @@ def with_hmc_parameters(
     through that energy's ``with_inverse_mass``, so the family is kept; a
     refresh with a ``metric`` or ``kinetic`` field follows the map. ``n_steps`` sets
     the map's ``n_steps`` and the centre ``n_leapfrog`` of a length-drawing refresh
-    part; ``beta`` the ``beta`` of every refresh part that has one.
+    part; ``beta`` the ``beta`` of every refresh part that has one. The values may be
+    traced (the compiled warm-up rebuilds the kernel with them).
     """
     check_adaptable(kernel)
     current = kernel.map.metric
@@ -85,11 +93,11 @@ def with_hmc_parameters(
         metric = rescale(metric.inverse_mass)
     changes: dict[str, Any] = {}
     if step_size is not None:
-        changes["step_size"] = float(step_size)
+        changes["step_size"] = _number(step_size, float)
     if metric is not None:
         changes["metric"] = metric
     if n_steps is not None:
-        changes["n_steps"] = int(n_steps)
+        n_steps = changes["n_steps"] = _number(n_steps, int)
     new_map = attrs.evolve(kernel.map, **changes)
 
     def update(refresh: Refresh | None) -> Refresh | None:
@@ -106,9 +114,9 @@ def with_hmc_parameters(
         elif metric is not None and "kinetic" in fields:
             new["kinetic"] = metric
         if n_steps is not None and "n_leapfrog" in fields:
-            new["n_leapfrog"] = int(n_steps)
+            new["n_leapfrog"] = n_steps
         if beta is not None and "beta" in fields:
-            new["beta"] = float(beta)
+            new["beta"] = _number(beta, float)
         return attrs.evolve(refresh, **new) if new else refresh
 
     return attrs.evolve(kernel, map=new_map, refresh=update(kernel.refresh))

@@ -25,9 +25,11 @@ window's draws, pooled over chains and steps, so four chains suffice.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.hamiltonian.jittered_length import half_width
 
 #: the most leapfrog steps per rung warm-up may choose
@@ -70,36 +72,39 @@ def jittered_lengths(n_leapfrog: int, jitter: float) -> tuple[int, int]:
 
 def chees_n_leapfrog(
     eigenvalues: np.ndarray,
-    step_size: float,
+    step_size: Any,
     jitter: float = 1.0,
     max_n_leapfrog: int = MAX_N_LEAPFROG,
-) -> int:
+) -> Any:
     """The centre ``M`` that maximises the Gaussian ChEES criterion per gradient.
 
     ``Σ_i λ_i² mean_{n} sin²(n θ_i) / M`` with ``θ_i = arccos(1 − ε²/(2λ_i))`` and
     ``n`` uniform on :func:`jittered_lengths` ``(M, jitter)`` (``jitter = 0``: ``n = M``).
-    Directions where the leapfrog is unstable (``ε ≥ 2√λ_i``) count zero.
+    Directions where the leapfrog is unstable (``ε ≥ 2√λ_i``) count zero, as do
+    eigenvalues ``≤ 0``; ``1`` if none counts. On numpy values an ``int``; on JAX values
+    (inside the compiled warm-up) an int64 scalar.
     """
-    lam = np.asarray(eigenvalues, dtype=float)
-    lam = lam[lam > 0]
-    if lam.size == 0 or not step_size > 0:
-        return 1
-    lam = _representatives(lam)
-    c = 1.0 - step_size**2 / (2.0 * lam)
-    stable = c > -1.0
-    theta = np.arccos(np.clip(c, -1.0, 1.0))
-    weight = np.where(stable, lam**2, 0.0)
-    if not weight.any():
-        return 1
+    xp = namespace(eigenvalues, step_size)
+    lam = _representatives(xp.asarray(eigenvalues, dtype=xp.float64))
+    positive = lam > 0
+    safe = xp.where(positive, lam, 1.0)
+    c = 1.0 - step_size**2 / (2.0 * safe)
+    stable = positive & (c > -1.0)
+    theta = xp.arccos(xp.clip(c, -1.0, 1.0))
+    weight = xp.where(stable, safe**2, 0.0)
     n = np.arange(2 * max_n_leapfrog + 1, dtype=float)
     # the criterion of every single length n, then its running sum over n
-    per_length = (np.sin(n[:, None] * theta[None, :]) ** 2) @ weight
-    total = np.concatenate(([0.0], np.cumsum(per_length)))
+    per_length = (xp.sin(n[:, None] * theta[None, :]) ** 2) @ weight
+    total = xp.concatenate([xp.zeros(1), xp.cumsum(per_length)])
     centres = np.arange(1, max_n_leapfrog + 1)
     w = half_width(centres, jitter)
     lo, hi = centres - w, centres + w
     mean = (total[hi + 1] - total[lo]) / (hi - lo + 1)
-    return int(centres[np.argmax(mean / centres)])
+    best = centres[0] + xp.argmax(mean / centres)
+    valid = xp.any(weight > 0) & (step_size > 0)
+    if xp is np:
+        return int(best) if bool(valid) else 1
+    return xp.where(valid, best, 1).astype(xp.int64)
 
 
 def meads_beta(largest_eigenvalue: float, step_size: float, n_leapfrog: int) -> float:
@@ -115,14 +120,14 @@ def meads_beta(largest_eigenvalue: float, step_size: float, n_leapfrog: int) -> 
     return float(min(1.0, max(1e-3, beta)))
 
 
-def _representatives(lam: np.ndarray, max_count: int = 256) -> np.ndarray:
+def _representatives(lam: Any, max_count: int = 256) -> Any:
     """At most ``max_count`` eigenvalues standing for all (quantiles, weights kept by
     repetition in the sum), so the criterion costs ``O(M_max · 256)`` in any dimension."""
-    if lam.size <= max_count:
+    if lam.shape[0] <= max_count:
         return lam
     # each quantile stands for size/max_count eigenvalues: a common factor of the
     # criterion, which leaves its maximiser where it was
-    return np.quantile(lam, (np.arange(max_count) + 0.5) / max_count)
+    return namespace(lam).quantile(lam, (np.arange(max_count) + 0.5) / max_count)
 
 
 __all__ = [

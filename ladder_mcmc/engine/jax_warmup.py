@@ -1,0 +1,150 @@
+"""Warm-up inside the compiled loop: sub-blocks, their updates and kernel rebuilds in one call.
+
+:func:`run_segment` runs one segment of an :class:`~ladder_mcmc.engine.warmup.Adaptation`'s
+schedule in calls of up to :data:`~ladder_mcmc.engine.jax_loop.BLOCK` steps. Inside a
+call, a ``lax.while_loop`` over sub-blocks of ``adaptation.every`` steps: the kernel at
+the adaptation's current values (``adaptation.kernel``, its adapted values traced), every
+chain through the sub-block's steps on the ragged step
+(:func:`~ladder_mcmc.engine.ragged.iterate`, an inner ``lax.while_loop``), then
+``adaptation.update`` on the sub-block's rung codes and draws. The numpy warm-up runs the
+same sub-blocks on the host loop, with the same random numbers and the same ``update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ladder_mcmc.engine import jax_loop
+from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
+from ladder_mcmc.engine.pytree import register
+from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, start
+from ladder_mcmc.engine.streams import ChainStreams
+from ladder_mcmc.ladder.kernel import Ladder, LadderState
+
+
+def _segment(kernel0, ks, state, uniforms, normals, count, first, width, adaptation):
+    """``count`` warm-up steps (the first is warm-up step ``first``) in sub-blocks:
+    ``(ks, state, outputs)``, outputs (chains, width) rung codes and gradient counts."""
+    import jax
+    import jax.numpy as jnp
+
+    jax_loop.count_compilation()
+    every = adaptation.every
+    plan = Plan.of(kernel0.rule)
+    n = ks.direction.shape[0]
+    rows = jnp.arange(n)
+    keeps = adaptation.keeps_draws
+
+    def grads_of(kernel: Ladder, rec: StepRecord):
+        per_move = kernel.map.cost if rec.cost is None else rec.cost
+        out = rec.n_moves * per_move
+        return out if rec.overhead is None else out + rec.overhead
+
+    def run_sub(kernel, ks, offsets, out, lo, hi):
+        """Every chain from step ``lo`` to ``hi`` at ``kernel``; the steps written into the
+        call's outputs ``out`` and a sub-block buffer of rung codes and draws."""
+        d = BlockDraws(uniforms, normals, offsets)
+        rs = start(kernel, ks, jnp.full(n, lo, dtype=jnp.int64), d)
+        draw_shape = jax.eval_shape(kernel.map.draw, ks.state)
+        sub = {
+            "rung": jnp.zeros((n, every + 1), dtype=jnp.int64),
+            "draw": jnp.zeros((n, every + 1) + draw_shape.shape[1:]) if keeps else None,
+        }
+
+        def cond(c):
+            return jnp.any(c[0].step < hi)
+
+        def body(c):
+            rs, offsets, sub, out = c
+            d = BlockDraws(uniforms, normals, offsets)
+            rs, rec = iterate(kernel, plan, rs, d, hi, rs.step < hi)
+            column = jnp.where(rec.decided, rec.step - lo, every)
+            sub = {
+                "rung": sub["rung"].at[rows, column].set(rec.rung),
+                "draw": sub["draw"].at[rows, column].set(rec.draw) if keeps else None,
+            }
+            at = jnp.where(rec.decided, rec.step, width)
+            out = {
+                "rung": out["rung"].at[rows, at].set(rec.rung),
+                "grads": out["grads"].at[rows, at].set(grads_of(kernel, rec)),
+            }
+            return rs, d.offsets, sub, out
+
+        rs, offsets, sub, out = jax.lax.while_loop(cond, body, (rs, d.offsets, sub, out))
+        return rs.ladder_state(), offsets, sub, out
+
+    def cond(c):
+        return c[4] < count
+
+    def body(c):
+        ks, state, offsets, out, lo = c
+        kernel = adaptation.kernel(kernel0, state)
+        hi = jnp.minimum(lo + every, count)
+        ks, offsets, sub, out = run_sub(kernel, ks, offsets, out, lo, hi)
+        draws = jnp.swapaxes(sub["draw"][:, :every], 0, 1) if keeps else None
+        state = adaptation.update(state, sub["rung"][:, :every].T, draws, first + lo, hi - lo)
+        return ks, state, offsets, out, hi
+
+    out = {
+        "rung": jnp.zeros((n, width + 1), dtype=jnp.int64),
+        "grads": jnp.zeros((n, width + 1), dtype=jnp.int64),
+    }
+    offsets = jnp.zeros((n, 2), dtype=jnp.int64)
+    carry = (ks, state, offsets, out, jnp.zeros((), dtype=jnp.int64))
+    ks, state, _, out, _ = jax.lax.while_loop(cond, body, carry)
+    return ks, state, {k: v[:, :width] for k, v in out.items()}
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> Callable:
+    import jax
+
+    return jax.jit(_segment, static_argnames=("width", "adaptation"))
+
+
+def run_segment(
+    kernel: Ladder,
+    ks: LadderState,
+    state: Any,
+    adaptation: Any,
+    streams: ChainStreams,
+    start_step: int,
+    stop: int,
+    rungs: np.ndarray,
+    grads: np.ndarray,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[LadderState, Any]:
+    """Warm-up steps ``start_step … stop − 1`` in compiled calls; their rung codes and
+    gradient counts written into ``rungs`` and ``grads`` (steps, chains)."""
+    import jax
+
+    register(RaggedState, StepRecord, LadderState, kernel, ks, state)
+    n = len(ks.direction)
+    with jax.enable_x64(True):
+        per_step = consumption(kernel, ks)
+        fn = _compiled()
+        t = start_step
+        while t < stop:
+            count = min(jax_loop.BLOCK, stop - t)
+            width = jax_loop.block_width(count)
+            steps = np.full(n, count, dtype=np.int64)
+            numbers = draw_block(streams, steps, per_step[0], per_step[1], width)
+            ks, state, out = fn(
+                kernel, ks, state, *numbers, count, t, width=width, adaptation=adaptation
+            )
+            out = jax.device_get(out)
+            rungs[t : t + count] = out["rung"][:, :count].T
+            grads[t : t + count] = out["grads"][:, :count].T
+            t += count
+            if on_progress is not None:
+                on_progress(t)
+        ks = jax_loop.to_numpy(ks)
+        state = jax.tree_util.tree_map(np.asarray, state)
+    return ks, state
+
+
+__all__ = ["run_segment"]

@@ -1,0 +1,267 @@
+"""Warm-up, written once: a kernel's adaptation run on either backend's loop.
+
+What a warm-up adapts, and how, is the kernel's (an :class:`Adaptation`, which the map
+provides: :meth:`ReversibleMap.adaptation <ladder_mcmc.ladder.maps.ReversibleMap.adaptation>`;
+the Hamiltonian kernels' is :class:`~ladder_mcmc.hamiltonian.warmup.adaptation.HMCAdaptation`).
+It is made of pure pieces:
+
+* ``begin`` (host, once): first values (a first step size), the adaptation's state;
+* ``kernel(kernel, state)``: the kernel at the state's current values;
+* ``update(state, rungs, draws, first, valid)``: after a *sub-block* of ``every`` steps
+  taken at one kernel, the sub-block's rung codes and draws fed to the state (dual
+  averaging of the step size, a window's moments), one step at a time;
+* ``window_end`` (host, at the ends of the schedule's segments that close a window): new
+  mass, length and refresh, fresh momenta;
+* ``final`` (host): the adapted kernel and what warm-up found.
+
+:func:`run_warmup` runs the schedule's segments. On numpy each sub-block is one call of
+the host loop, and ``update`` runs on the host; on JAX a segment is a few compiled
+calls, each running its sub-blocks *and* their updates and kernel rebuilds inside one
+``lax.while_loop`` (the kernel's adapted values are traced), so warm-up costs a handful
+of calls. Both backends draw the same numbers and run the same ``update``: their warm-ups
+agree to rounding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.engine.contract import driver_for
+from ladder_mcmc.engine.recording import StepRecorder
+from ladder_mcmc.engine.streams import ChainStreams
+from ladder_mcmc.ladder.kernel import Ladder, LadderState
+from ladder_mcmc.validation import in_open_closed, positive_finite, positive_int
+
+
+def _as_steps(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"warmup steps must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _as_target_prob(value: Any) -> float:
+    value = in_open_closed("target_prob", value, 0.0, 1.0)
+    if value >= 1:
+        raise ValueError(f"target_prob must be in (0, 1), got {value!r}")
+    return value
+
+
+def _as_bool(name: str):
+    def check(value: Any) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        return bool(value)
+
+    return check
+
+
+def _as_length(value: Any) -> float | None:
+    return None if value is None else positive_finite("trajectory_length", value)
+
+
+@attrs.frozen
+class Warmup:
+    """What a warm-up should do: the settings ``sample`` passes to a kernel's adaptation.
+
+    Parameters
+    ----------
+    steps : int, optional
+        Warm-up steps; ``None``: the adaptation's default (1000 for a kernel that leaves
+        something to adapt, else none); ``0``: none.
+    target_prob : float in (0, 1)
+        Target mean probability of taking the first rung (dual averaging of ``ε``).
+    adapt_mass : bool
+        Adapt the inverse mass, if the kernel leaves it unset.
+    dense_mass : bool
+        A dense (rather than diagonal) inverse mass.
+    trajectory_length : float, optional
+        ``T``: instead of adapting the leapfrog steps per rung, keep ``M = round(T / ε)``.
+    """
+
+    steps: int | None = attrs.field(default=None, converter=_as_steps)
+    target_prob: float = attrs.field(default=0.8, converter=_as_target_prob)
+    adapt_mass: bool = attrs.field(default=True, converter=_as_bool("adapt_mass"))
+    dense_mass: bool = attrs.field(default=False, converter=_as_bool("dense_mass"))
+    trajectory_length: float | None = attrs.field(default=None, converter=_as_length)
+
+
+class Adaptation(Protocol):
+    """How a warm-up adapts a kernel (see the module docstring); a frozen, hashable object
+    (it is a constant of the compiled warm-up)."""
+
+    #: warm-up steps
+    n_warmup: int
+    #: steps per sub-block: the kernel is fixed within one, ``update`` runs after it
+    every: int
+    #: whether ``update`` reads the draws (else it is passed ``None`` for them)
+    keeps_draws: bool
+
+    def begin(
+        self, kernel: Ladder, ks: LadderState, rng: Any
+    ) -> tuple[Ladder, LadderState, Any, np.ndarray]:
+        """``(kernel, ks, state, gradients per chain spent)`` before the first step."""
+
+    def segments(self) -> list[tuple[int, bool]]:
+        """The schedule: ``(stop, window_end)`` of each segment, in order."""
+
+    def kernel(self, kernel: Ladder, state: Any) -> Ladder:
+        """The kernel at the state's current values (also on traced values)."""
+
+    def update(self, state: Any, rungs: Any, draws: Any, first: Any, valid: Any) -> Any:
+        """The state after a sub-block: ``rungs`` (rows, chains) and ``draws`` (rows, chains,
+        …) of its steps, the first of them warm-up step ``first``; rows ``≥ valid`` are
+        padding."""
+
+    def window_end(
+        self, kernel: Ladder, ks: LadderState, state: Any, rng: Any
+    ) -> tuple[Ladder, LadderState, Any]:
+        """At the end of a segment that closes a window (host)."""
+
+    def final(self, kernel: Ladder, state: Any, record: WarmupRecord) -> tuple[Ladder, Any]:
+        """The adapted kernel (nothing left to adapt) and what warm-up found."""
+
+    def check(self, found: Any, stacklevel: int) -> None:
+        """Warn of a warm-up that went bad (``found``: ``final``'s, or a grouped one)."""
+
+
+def adaptation_for(kernel: Ladder, settings: Warmup, init: Any, checks: bool) -> Any:
+    """The adaptation ``settings`` ask for on ``kernel``, from the kernel's map
+    (:meth:`~ladder_mcmc.ladder.maps.ReversibleMap.adaptation`), or ``None`` for no
+    warm-up.
+
+    Raises
+    ------
+    ValueError
+        Warm-up steps asked for a map that declares no adaptation; what the map's
+        adaptation refuses.
+    """
+    hook = getattr(kernel.map, "adaptation", None)
+    adaptation = None if hook is None else hook(kernel, settings, init, checks)
+    if adaptation is None and hook is None and settings.steps:
+        raise ValueError(
+            f"warmup={settings.steps}: warm-up adaptation needs a leapfrog-like map with "
+            f"step_size and metric (a map with an adaptation); got {type(kernel.map).__name__}"
+        )
+    return adaptation
+
+
+@attrs.frozen(eq=False)
+class WarmupRecord:
+    """Every warm-up step's statistics, per chain: ``rungs`` and ``grad_evals`` (steps,
+    chains), gradients spent before the first step (``begin_grads``, per chain), and the
+    wall time so far."""
+
+    rungs: np.ndarray
+    grad_evals: np.ndarray
+    begin_grads: np.ndarray
+    started: float
+
+    @property
+    def wall_time(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def run_warmup(
+    kernel: Ladder,
+    ks: LadderState,
+    adaptation: Adaptation,
+    n_warmup: int,
+    streams: ChainStreams,
+    *,
+    recorder: Callable[..., StepRecorder],
+    schedule: str = "ragged",
+    backend: str = "numpy",
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[Ladder, LadderState, Any]:
+    """Run ``n_warmup`` steps of ``adaptation`` on the chains ``ks`` (module docstring).
+
+    ``recorder(n_steps, n_chains, thin, max_rung=...)`` makes the
+    :class:`~ladder_mcmc.engine.recording.StepRecorder` the host loop writes a segment into.
+
+    Returns the adapted kernel, the chains' state after warm-up, and what the adaptation
+    found (``final``'s second value). On ``KeyboardInterrupt`` the exception propagates
+    with the chains' state so far in its ``state`` attribute (a :class:`LadderState`).
+    """
+    n_warmup = positive_int("warmup", n_warmup)
+    started = time.perf_counter()
+    n_chains = len(ks.direction)
+    rng = streams.view()
+    kernel, ks, state, begin_grads = adaptation.begin(kernel, ks, rng)
+    rungs = np.zeros((n_warmup, n_chains), dtype=np.int64)
+    grads = np.zeros((n_warmup, n_chains), dtype=np.int64)
+    t = 0
+    try:
+        for stop, window_end in adaptation.segments():
+            if backend == "jax":
+                from ladder_mcmc.engine.jax_warmup import run_segment as jax_segment
+
+                ks, state = jax_segment(
+                    kernel, ks, state, adaptation, streams, t, stop, rungs, grads, on_progress
+                )
+            else:
+                driver = driver_for(kernel, schedule, "numpy")
+                ks, state = _numpy_segment(
+                    kernel, ks, state, adaptation, streams, driver, recorder, t, stop, rungs,
+                    grads, on_progress,
+                )  # fmt: skip
+            if window_end:
+                kernel, ks, state = adaptation.window_end(kernel, ks, state, rng)
+            t = stop
+            if on_progress is not None:
+                on_progress(t)
+    except KeyboardInterrupt as err:
+        err.state = ks  # type: ignore[attr-defined]
+        raise
+    record = WarmupRecord(rungs, grads, begin_grads, started)
+    kernel, found = adaptation.final(adaptation.kernel(kernel, state), state, record)
+    return kernel, ks, found
+
+
+def _numpy_segment(
+    kernel, ks, state, adaptation, streams, driver, recorder, start, stop, rungs, grads,
+    on_progress,
+):  # fmt: skip
+    """The segment's sub-blocks on the host loop, ``update`` after each."""
+    size = stop - start
+    thin = 1 if adaptation.keeps_draws else size + 1
+    rec = recorder(size, len(ks.direction), thin, max_rung=kernel.max_rung)
+    shown = None if on_progress is None else (lambda n: on_progress(start + n))
+    lo = 0
+    while lo < size:
+        hi = min(size, lo + adaptation.every)
+        at = adaptation.kernel(kernel, state)
+        ks = driver(at, ks, rec, streams, shown, until=hi)
+        draws = None if rec.draws is None else np.asarray(rec.draws[lo:hi])
+        state = adaptation.update(state, rec.rungs[lo:hi], draws, start + lo, hi - lo)
+        grads[start + lo : start + hi] = gradient_counts(rec, at.map.cost, lo, hi)
+        lo = hi
+    rungs[start:stop] = rec.rungs
+    return ks, state
+
+
+def gradient_counts(rec: StepRecorder, cost: Any, lo: int, hi: int) -> np.ndarray:
+    """Gradient evaluations of the recorded steps ``lo … hi − 1``, per step and chain:
+    map applications times their cost (``step_cost``, or the map's fixed ``cost``), plus
+    the steps' ``step_overhead``."""
+    per_move = cost if rec.step_cost is None else rec.step_cost[lo:hi]
+    out = rec.n_moves[lo:hi].astype(np.int64) * per_move
+    if rec.step_overhead is not None:
+        out = out + rec.step_overhead[lo:hi]
+    return out
+
+
+__all__ = [
+    "Adaptation",
+    "Warmup",
+    "WarmupRecord",
+    "adaptation_for",
+    "gradient_counts",
+    "run_warmup",
+]

@@ -1,0 +1,74 @@
+"""The positions' variance (or covariance) over a warm-up window, one step at a time.
+
+Pure ``init``, ``update`` and ``final`` on a :class:`Moments` state (Chan, Golub &
+LeVeque's pairwise update of the mean and the sum of squared deviations, a step's
+chains at once), written with the namespace of its values: the compiled loop
+accumulates a window's draws as it takes them, and keeps none. ``final`` is Stan's
+regularised estimate, shrunk towards ``10⁻³ I``:
+``(n/(n+5)) Σ̂ + 10⁻³ (5/(n+5)) I`` (``n`` the draws pooled over chains and steps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ladder_mcmc.arrays import namespace
+
+
+@attrs.frozen(eq=False)
+class Moments:
+    """``count`` draws so far, their ``mean`` (dim,) and sum of squared deviations
+    ``m2``: (dim,) for a diagonal, (dim, dim) for a dense estimate."""
+
+    count: Any
+    mean: Any
+    m2: Any
+
+
+def init(dim: int, dense: bool, xp: Any) -> Moments:
+    """No draws yet."""
+    shape = (dim, dim) if dense else (dim,)
+    return Moments(xp.zeros((), dtype=xp.float64), xp.zeros(dim), xp.zeros(shape))
+
+
+def update(m: Moments, x: Any, keep: Any = True) -> Moments:
+    """Add the draws ``x`` (chains, dim) of one step, where ``keep`` (a boolean scalar)."""
+    xp = namespace(m.mean, x)
+    k = x.shape[0]
+    count = m.count + k
+    batch_mean = xp.mean(x, axis=0)
+    centred = x - batch_mean
+    delta = batch_mean - m.mean
+    mean = m.mean + delta * (k / count)
+    weight = m.count * k / count
+    if m.m2.ndim == 2:
+        m2 = m.m2 + centred.T @ centred + weight * xp.outer(delta, delta)
+    else:
+        m2 = m.m2 + xp.sum(centred * centred, axis=0) + weight * delta * delta
+    return Moments(
+        xp.where(keep, count, m.count), xp.where(keep, mean, m.mean), xp.where(keep, m2, m.m2)
+    )
+
+
+def covariance(m: Moments) -> Any:
+    """The sample (co)variance (``ddof = 1``); a dense one exactly symmetric."""
+    cov = m.m2 / (m.count - 1.0)
+    if cov.ndim == 2:
+        cov = (cov + cov.T) / 2
+    return cov
+
+
+def regularised(m: Moments) -> Any:
+    """Stan's shrinkage of :func:`covariance` towards ``10⁻³ I``."""
+    xp = namespace(m.m2)
+    n = m.count
+    cov = covariance(m)
+    shrink = 1e-3 * (5.0 / (n + 5.0))
+    if cov.ndim == 2:
+        return (n / (n + 5.0)) * cov + shrink * xp.eye(cov.shape[0])
+    return (n / (n + 5.0)) * cov + shrink
+
+
+__all__ = ["Moments", "covariance", "init", "regularised", "update"]
