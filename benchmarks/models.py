@@ -12,11 +12,10 @@ NUTS as ``potential_fn = -log_density``.
 Protocol, per model, for 4 and for 64 chains, seeds 0–4 (``--seeds N``: 0 .. N-1):
 
 * package: a fresh ``from_jax`` target, ``sample(lahmc(target), init, 2000, seed=s)``
-  with its default 1000 warm-up steps, everything adapted; with its sampling loop in
-  Python/numpy (``drivers.JAX_DRIVER = False``, "numpy loop") and compiled by JAX in
-  blocks of steps (``ladder_mcmc/drivers/_leapfrog_jax.py``, "JAX loop"), the same draws
-  to rounding (``--loop numpy|jax|both``, default both; the log counts the JAX loop's
-  compilations among all);
+  with its default 1000 warm-up steps, everything adapted; on the host loop
+  (``backend="numpy"``, "numpy loop") and compiled by JAX in blocks of steps
+  (``backend="jax"``, "JAX loop"), the same draws to rounding (``--loop numpy|jax|both``,
+  default both; the log counts the JAX loop's compilations among all);
 * NUTS: NumPyro defaults (target acceptance 0.8, diagonal mass), 1000 warm-up + 2000,
   float64, ``chain_method="vectorized"`` (all chains in one batched loop, the batched
   peer of the package's one call for all chains), through ``benchmarks/nuts_peers.py``.
@@ -78,7 +77,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent / "examples"))
 import logistic_regression  # noqa: E402  (examples/logistic_regression.py)
 import nuts_peers  # noqa: E402
-from overhead import machine_facts  # noqa: E402
+from machine import machine_facts  # noqa: E402
 from posteriordb import posterior_seed  # noqa: E402
 
 from ladder_mcmc import lahmc, sample  # noqa: E402
@@ -91,8 +90,8 @@ MODELS = ("logistic", "eight_schools")
 #: run only when named in ``--models``: the 100-d ill-conditioned Gaussian, the model on
 #: which the batch's margin over vectorized NUTS was first measured (numpy target)
 EXTRA_MODELS = ("gauss100",)
-#: the package's sides: its sampling loop in Python/numpy (``drivers.JAX_DRIVER =
-#: False``), or compiled whole by JAX in blocks of steps (``ladder_mcmc.drivers._leapfrog_jax``)
+#: the package's sides: its host loop (``backend="numpy"``), or the loop compiled by JAX
+#: in blocks of steps (``backend="jax"``)
 OURS = {"numpy": "lahmc() numpy loop", "jax": "lahmc() JAX loop"}
 NUTS = "NUTS"
 SIDES = (*OURS.values(), NUTS)
@@ -160,14 +159,12 @@ def figures(positions, grads: float, warm_grads: float, wall: float, compile_s: 
 def run_ours(
     m: dict, seed: int, chains: int, n_warmup: int | None, n_draws: int, loop: str = "numpy"
 ) -> dict:
-    """The package's run; ``loop``: ``"numpy"`` (the Python/numpy driver) or ``"jax"``
-    (the sampling loop compiled by JAX)."""
-    from ladder_mcmc import drivers
-    from ladder_mcmc.drivers import jax_loop_compilations
+    """The package's run; ``loop``: ``"numpy"`` (the host loop) or ``"jax"`` (the loop
+    compiled by JAX): ``sample``'s ``backend``."""
+    from ladder_mcmc.engine.jax_loop import compilations as jax_loop_compilations
 
-    drivers.JAX_DRIVER = loop == "jax"
     init, sample_seed = m["init"](seed, chains)
-    kw = {} if n_warmup is None else {"warmup": n_warmup}
+    kw = {"backend": loop} if n_warmup is None else {"warmup": n_warmup, "backend": loop}
     traces = jax_loop_compilations()
     compiled, count = nuts_peers.compile_totals()
     with warnings.catch_warnings(record=True) as caught:  # counted, not shown
@@ -336,8 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--loop",
         choices=("numpy", "jax", "both"),
         default="both",
-        help="the package's sampling loop: numpy (the Python driver), jax (compiled by JAX,\n"
-        "drivers.JAX_DRIVER), or both side by side (default)",
+        help="the package's loop: numpy (the host loop), jax (compiled by JAX), or both\n"
+        "side by side (default)",
     )
     ap.add_argument("--overhead-only", action="store_true", help="only the adapter overhead")
     ap.add_argument(
@@ -393,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(head), flush=True)
     models = {key: model(key) for key in args.models}
     loops = ("numpy", "jax") if args.loop == "both" else (args.loop,)
-    if not args.overhead_only:  # numba and the drivers load once before anything is timed
+    if not args.overhead_only:  # the loops load (and compile) once before anything is timed
         for loop in loops:
             run_ours(models[args.models[0]], 99, 4, 50, 100, loop)
     runs: dict[tuple[str, int], dict[str, list[dict]]] = {}

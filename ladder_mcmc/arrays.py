@@ -219,8 +219,6 @@ def special(xp: ModuleType) -> Any:
     return found
 
 
-
-
 #: ``attrs.field(metadata=TRACED)``: a number field a compiled loop takes as an argument (a
 #: traced value) rather than a constant, so that a warm-up may change it without a new
 #: compilation (a step size, a number of leapfrog steps). Array fields always are.

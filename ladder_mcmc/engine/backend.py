@@ -116,16 +116,29 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"
 
 
+_TRACED: dict[Any, str | None] = {}
+
+
 def untraceable_part(kernel: Ladder, ks: LadderState) -> str | None:
     """``None`` if one ragged step of ``kernel`` traces under JAX from ``ks``; else a
-    sentence naming the first part that does not, and the error it raised."""
+    sentence naming the first part that does not, and the error it raised (found once
+    per kernel structure and state shape)."""
+    from ladder_mcmc.engine.pytree import register, structure_key
+    from ladder_mcmc.engine.ragged import RaggedState, StepRecord
+
+    register(RaggedState, StepRecord, LadderState, kernel, ks)
+    key = structure_key(kernel, ks)
+    if key not in _TRACED:
+        _TRACED[key] = _first_untraceable(kernel, ks)
+    return _TRACED[key]
+
+
+def _first_untraceable(kernel: Ladder, ks: LadderState) -> str | None:
     import jax
 
     from ladder_mcmc.engine.block_draws import Counting
-    from ladder_mcmc.engine.pytree import register
-    from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, start
+    from ladder_mcmc.engine.ragged import Plan, iterate, start
 
-    register(RaggedState, StepRecord, LadderState, kernel, ks)
     n = int(ks.direction.shape[0])
     map_, rule, refresh = kernel.map, kernel.rule, kernel.refresh
     jnp = jax.numpy
@@ -140,18 +153,21 @@ def untraceable_part(kernel: Ladder, ks: LadderState) -> str | None:
         if map_.cost_of is not None:
             yield name(map_, "the map's cost_of of"), lambda ks: map_.cost_of(ks.state)
         if not map_.volume_preserving:
-            yield name(map_, "the map's log_det_jacobian of"), lambda ks: map_.log_det_jacobian(
-                ks.state
+            yield (
+                name(map_, "the map's log_det_jacobian of"),
+                lambda ks: map_.log_det_jacobian(ks.state),
             )
-        yield name(rule, "the rule"), lambda ks: rule.update(
-            jnp.zeros(n), jnp.zeros(n, dtype=jnp.int64), jnp.ones(n)
+        yield (
+            name(rule, "the rule"),
+            lambda ks: rule.update(jnp.zeros(n), jnp.zeros(n, dtype=jnp.int64), jnp.ones(n)),
         )
         yield name(rule, "the rule's uniform of"), lambda ks: rule.uniform(ks.carry, Counting(n), n)
         if refresh is not None:
             parts = getattr(refresh, "parts", None) or (refresh,)
             for part in parts:
-                yield name(part, "the refresh"), lambda ks, part=part: part.with_cost(
-                    ks.state, ks.direction, Counting(n)
+                yield (
+                    name(part, "the refresh"),
+                    lambda ks, part=part: part.with_cost(ks.state, ks.direction, Counting(n)),
                 )
 
     def whole(ks):

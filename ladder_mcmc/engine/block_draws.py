@@ -141,10 +141,21 @@ class BlockView(_Generator):
         return self._take(1, self.block.normals, shape)
 
 
+_COUNTED: dict[Any, tuple[int, int]] = {}
+
+
 def consumption(kernel: Any, ks: Any) -> tuple[int, int]:
     """``(uniforms, normals)`` one step of ``kernel`` draws per chain: the refresh's and the
-    rule's next uniform, counted by tracing them on ``ks``'s shapes (JAX)."""
+    rule's next uniform, counted by tracing them on ``ks``'s shapes (JAX; once per kernel
+    structure and state shape)."""
     import jax
+
+    from ladder_mcmc.engine.pytree import structure_key
+
+    key = structure_key(kernel, ks)
+    found = _COUNTED.get(key)
+    if found is not None:
+        return found
 
     n = int(ks.direction.shape[0])
     counting = Counting(n)
@@ -157,7 +168,8 @@ def consumption(kernel: Any, ks: Any) -> tuple[int, int]:
         return out, u
 
     jax.eval_shape(one_step, ks)
-    return counting.uniforms, counting.normals
+    found = _COUNTED[key] = (counting.uniforms, counting.normals)
+    return found
 
 
 def draw_block(

@@ -57,13 +57,7 @@ def count_compilation() -> None:
     _COUNT["compilations"] += 1
 
 
-def block_width(most: int) -> int:
-    """The block width for at most ``most`` steps: a power of two up to :data:`BLOCK`
-    (few widths, so few compilations)."""
-    return min(BLOCK, 1 << max(0, (most - 1).bit_length()))
-
-
-def _block(kernel: Ladder, ks: LadderState, uniforms, normals, steps, width: int):
+def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps):
     """Every chain through ``steps[i]`` steps: ``(final LadderState, outputs)``, the outputs
     (chains, width, …) with each chain's step ``s`` in column ``s``."""
     import jax
@@ -132,7 +126,7 @@ class _Advancing:
 def _compiled() -> Callable:
     import jax
 
-    return jax.jit(_block, static_argnames=("width",))
+    return jax.jit(_block, static_argnums=(4,))
 
 
 def prepare(kernel: Ladder, ks: LadderState) -> None:
@@ -160,16 +154,26 @@ def run_jax(
         fn = _compiled()
         done = recorder.steps_done.astype(np.int64)
         steps = np.clip(stop - done, 0, BLOCK)
+        numbers = _numbers(streams, steps, per_step)
         while steps.any():
-            width = block_width(int(steps.max()))
-            numbers = draw_block(streams, steps, per_step[0], per_step[1], width)
-            state, outputs = fn(kernel, state, *numbers, steps, width=width)
+            # dispatched, not waited for: the next block's numbers are drawn meanwhile (an
+            # interrupt then leaves the streams ahead of the recorded steps, which no
+            # continuation reads: a checkpoint stores them only after a finished call)
+            state, outputs = fn(kernel, state, *numbers, steps)
+            following = np.clip(stop - done - steps, 0, BLOCK)
+            numbers = _numbers(streams, following, per_step) if following.any() else None
             _record(recorder, jax.device_get(outputs), steps, done)
-            done = done + steps
-            steps = np.clip(stop - done, 0, BLOCK)
+            done, steps = done + steps, following
             if on_progress is not None:
                 on_progress(recorder.completed())
     return ks if state is ks else to_numpy(state)
+
+
+def _numbers(streams: ChainStreams, steps: np.ndarray, per_step: tuple[int, int]):
+    """``(uniforms, normals, width)`` of a block of ``steps`` per chain. Every block has the
+    width :data:`BLOCK` (fewer steps leave columns unused): one compiled function, hence the
+    same floating-point code, whatever the blocks a run is cut into (checkpoints)."""
+    return (*draw_block(streams, steps, per_step[0], per_step[1], BLOCK), BLOCK)
 
 
 def to_numpy(ks: LadderState) -> LadderState:
@@ -184,26 +188,40 @@ def to_numpy(ks: LadderState) -> LadderState:
 
 
 def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np.ndarray) -> None:
-    """Hand the block's steps to the recorder: chain ``i``'s first ``steps[i]`` columns."""
+    """Hand the block's steps to the recorder: chain ``i``'s first ``steps[i]`` columns
+    (whole rows, step by step, when every chain took the same steps)."""
+    cost, overhead = outputs.get("cost"), outputs.get("overhead")
+    if np.all(steps == steps[0]) and np.all(before == before[0]):
+        first = int(before[0])
+        for j in range(int(steps[0])):
+            recorder.record_row(
+                first + j,
+                batch.tree_map(lambda leaf, j=j: leaf[:, j], outputs["draw"]),
+                outputs["rung"][:, j],
+                outputs["n_moves"][:, j],
+                outputs["non_finite"][:, j],
+                None if cost is None else cost[:, j],
+                None if overhead is None else overhead[:, j],
+            )
+        return
     n, width = steps.shape[0], outputs["rung"].shape[1]
     taken = np.arange(width)[None, :] < steps[:, None]
     chains = np.broadcast_to(np.arange(n)[:, None], taken.shape)[taken]
     index = np.broadcast_to(np.arange(width)[None, :], taken.shape)[taken]
-    step_of = before[chains] + index
 
     def flat(leaf):
-        return np.asarray(leaf)[taken]
+        return None if leaf is None else np.asarray(leaf)[taken]
 
     recorder.record(
         chains,
-        step_of,
+        before[chains] + index,
         batch.tree_map(flat, outputs["draw"]),
         flat(outputs["rung"]),
         flat(outputs["n_moves"]),
         flat(outputs["non_finite"]),
-        flat(outputs["cost"]) if "cost" in outputs else None,
-        flat(outputs["overhead"]) if "overhead" in outputs else None,
+        flat(cost),
+        flat(overhead),
     )
 
 
-__all__ = ["BLOCK", "block_width", "compilations", "count_compilation", "run_jax", "to_numpy"]
+__all__ = ["BLOCK", "compilations", "count_compilation", "run_jax", "to_numpy"]

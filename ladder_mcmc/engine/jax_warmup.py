@@ -130,7 +130,7 @@ def run_segment(
         t = start_step
         while t < stop:
             count = min(jax_loop.BLOCK, stop - t)
-            width = jax_loop.block_width(count)
+            width = jax_loop.BLOCK  # one width: one compilation for every segment
             steps = np.full(n, count, dtype=np.int64)
             numbers = draw_block(streams, steps, per_step[0], per_step[1], width)
             ks, state, out = fn(

@@ -35,6 +35,9 @@ class StreamDraws:
     def view(self, advance: Any) -> Any:
         return self.streams.view(self.rows, advance)
 
+    def subset(self, ids: np.ndarray) -> StreamDraws:
+        return StreamDraws(self.streams, ids if self.rows is None else self.rows[ids])
+
 
 def run_numpy(
     kernel: Ladder,
@@ -61,7 +64,6 @@ def run_numpy(
 
 def _run(kernel, ks, recorder, streams, on_progress, until):
     plan = Plan.of(kernel.rule)
-    map_ = kernel.map
     n_steps = recorder.n_steps if until is None else min(until, recorder.n_steps)
     steps_done = recorder.steps_done.astype(np.int64)
     chain_id = np.arange(len(steps_done))

@@ -138,4 +138,14 @@ def register(*objects: Any) -> None:
         walk(obj)
 
 
-__all__ = ["register"]
+def structure_key(*trees: Any) -> Any:
+    """A hashable key of the trees' structure and their leaves' shapes and dtypes: what a
+    compilation depends on (for caching work done once per kernel structure)."""
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(trees)
+    shapes = tuple((np.shape(leaf), str(getattr(leaf, "dtype", type(leaf)))) for leaf in leaves)
+    return treedef, shapes
+
+
+__all__ = ["register", "structure_key"]

@@ -22,7 +22,10 @@ and on JAX values inside one compiled ``lax.while_loop``
 of arrays, chains on axis 0. Its transitions are those of ``Ladder.step``, with the
 same random numbers: the refresh and the next uniform are drawn for the whole batch,
 and only the chains that decided take them from their streams (``draws.view(mask)``),
-so each chain consumes its numbers in its own step order (docs/design.md §11).
+so each chain consumes its numbers in its own step order (docs/design.md §11). On the
+host, a refresh that spends gradients (``Refresh.costly``, or a density after it that
+does) runs on the decided chains alone, so that the gradient counts are exact; compiled,
+it runs on the batch and its other rows are discarded (time, not counted gradients).
 
 ``active`` (for the compiled loop, whose batch cannot shrink) marks the chains still
 taking steps; the others keep their state. The numpy loop removes finished chains
@@ -37,7 +40,7 @@ from typing import Any, Protocol
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import known, namespace
+from ladder_mcmc.arrays import known, namespace, set_rows
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import (
     Ladder,
@@ -58,6 +61,10 @@ class Draws(Protocol):
     ``advance`` (all of them for ``None``)."""
 
     def view(self, advance: Any) -> Any: ...
+
+    def subset(self, ids: Any) -> Draws:
+        """The draws of the chains ``ids`` only (host loop: a refresh that spends gradients
+        runs on the chains that decided)."""
 
 
 @attrs.frozen(eq=False)
@@ -226,6 +233,14 @@ def _refresh(kernel: Ladder, state: Any, direction: Any, log_p: Any, rng: Any):
     return new, xp.asarray(new_dir, dtype=xp.int8), log_p, spent
 
 
+def _costly(kernel: Ladder) -> bool:
+    """Whether the refresh, or the density after it, spends gradients."""
+    refresh = kernel.refresh
+    return refresh is not None and (
+        refresh.costly or (refresh.changes_state and kernel.map.log_density_cost is not None)
+    )
+
+
 def iterate(
     kernel: Ladder,
     plan: Plan,
@@ -316,9 +331,26 @@ def iterate(
     if carry is not None:
         new_carry = rule.next_carry(carry, rs.u, code, xp.where(accept, ratio, 1.0))
         carry = new_carry if everyone else batch.where(done, new_carry, carry)
-    ref, ref_dir, ref_lp, overhead = _refresh(kernel, nxt, new_direction, nxt_lp, draws.view(advance))
-    if overhead is not None and not everyone:
-        overhead = xp.where(done, overhead, 0)
+    if everyone is False and _costly(kernel):
+        # on the host, a refresh that spends gradients runs on the chains that decided
+        # only: none is spent on a chain still inside its step (what the counts record)
+        ids = np.flatnonzero(done)
+        ref, ref_dir, ref_lp, spent = _refresh(
+            kernel, batch.take(nxt, ids), new_direction[ids], nxt_lp[ids],
+            draws.subset(ids).view(None),
+        )  # fmt: skip
+        ref = batch.put(nxt, ids, ref)
+        ref_dir = set_rows(new_direction, ids, ref_dir)
+        ref_lp = set_rows(nxt_lp, ids, ref_lp)
+        overhead = set_rows(
+            np.zeros(done.shape[0], dtype=np.int64), ids, 0 if spent is None else spent
+        )
+    else:
+        ref, ref_dir, ref_lp, overhead = _refresh(
+            kernel, nxt, new_direction, nxt_lp, draws.view(advance)
+        )
+        if overhead is not None and not everyone:
+            overhead = xp.where(done, overhead, 0)
     cost = None if map_.cost_of is None else xp.asarray(map_.cost_of(rs.origin), dtype=xp.int64)
     record = StepRecord(
         decided=done,
@@ -333,7 +365,9 @@ def iterate(
     )
     # ---- the next step: its uniform, for the chains that go on to one ------------------
     going_on = done & (rs.step + 1 < limit)
-    fresh_u = rule.uniform(carry, draws.view(None if known(going_on.all()) else going_on), done.shape[0])
+    fresh_u = rule.uniform(
+        carry, draws.view(None if known(going_on.all()) else going_on), done.shape[0]
+    )
     fresh_u = xp.asarray(fresh_u, dtype=xp.float64)
     if everyone:
         zeros_int = xp.zeros_like(n_moves)

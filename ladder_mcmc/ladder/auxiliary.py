@@ -102,10 +102,11 @@ class AuxiliaryLaw(abc.ABC):
     def sample(self, state: State, rng: Any) -> Any:
         """A draw ``α ~ p(· | ζ)`` per chain, shape ``(chains, ...)``.
 
-        ``rng`` is a numpy ``Generator`` or a driver's per-chain streams (its methods
+        ``rng`` is a numpy ``Generator`` or the engine's per-chain streams (its methods
         ``random``, ``standard_normal``, …; row ``i`` of a draw is chain ``i``'s): draw
         with ``size`` led by the number of chains, so that every chain's ``α`` comes
-        from its own stream (docs/design.md §11).
+        from its own stream (docs/design.md §11), and as many numbers whatever the
+        values (the JAX loop hands them out pre-drawn).
         """
 
     def describe(self) -> dict:
@@ -209,7 +210,7 @@ class MapFamily(abc.ABC):
         Also the Jacobian of ``(ζ, α) → (L_α ζ, α)``: ``α`` is unchanged, so the matrix is
         block triangular (docs/design.md §13, §14).
         """
-        return np.zeros(batch.n_chains(state))
+        return namespace(*batch.leaves(state)).zeros(batch.n_chains(state))
 
     @property
     def volume_preserving(self) -> bool:
@@ -252,7 +253,9 @@ class AuxiliaryState:
 
 
 def _log_prob_of(law: AuxiliaryLaw, alpha: Any, inner: State) -> np.ndarray:
-    out = np.asarray(law.log_prob(alpha, inner), dtype=float)
+    out = law.log_prob(alpha, inner)
+    xp = namespace(out)
+    out = xp.asarray(out, dtype=xp.float64)
     n = batch.n_chains(inner)
     if out.shape != (n,):
         raise ValueError(
@@ -379,9 +382,11 @@ class AuxiliaryMap(ReversibleMap):
         def cost_of(state: AuxiliaryState) -> np.ndarray:
             n = batch.n_chains(state.inner)
             if family_cost is None:
-                own = np.full(n, fixed, dtype=np.int64)
+                xp = namespace(state.alpha, *batch.leaves(state.inner))
+                own = xp.full(n, fixed, dtype=xp.int64)
             else:
-                own = np.asarray(family_cost(state.inner, state.alpha))
+                own = family_cost(state.inner, state.alpha)
+                own = namespace(own).asarray(own)
             if law_cost is None:
                 return own
             law = gradient_counts(law_cost(state.alpha, state.inner), n, f"{name}.log_prob_cost")
@@ -434,8 +439,9 @@ class AuxiliaryMap(ReversibleMap):
 
     def log_density(self, state: AuxiliaryState) -> np.ndarray:
         """``log p(ζ) + log p(α | ζ)``: the law is part of the density at every rung."""
-        inner = np.asarray(self.family.log_density(state.inner), dtype=float)
-        return inner + self.auxiliary_log_prob(state)
+        inner = self.family.log_density(state.inner)
+        xp = namespace(inner)
+        return xp.asarray(inner, dtype=xp.float64) + self.auxiliary_log_prob(state)
 
     def auxiliary_log_prob(self, state: AuxiliaryState) -> np.ndarray:
         """``log p(α | ζ)`` per chain (checked to be one value per chain)."""

@@ -20,7 +20,7 @@ from ladder_mcmc.ladder.auxiliary import (
     check_law,
     gradient_counts,
 )
-from ladder_mcmc.ladder.refresh import Refresh, same_kinetic_energy
+from ladder_mcmc.ladder.refresh import ComposedRefresh, Refresh, same_kinetic_energy
 from ladder_mcmc.validation import state_field
 
 __all__ = ["AuxiliaryRefresh", "InnerRefresh", "check_auxiliary_refresh", "refresh_parts"]
@@ -138,17 +138,17 @@ class AuxiliaryRefresh(Refresh):
 
 # ---------------------------------------------------------------- validation
 def refresh_parts(refresh: Refresh | None) -> tuple[Refresh, ...]:
-    """The parts a refresh applies, in order, as far as they are declared.
+    """The parts a refresh applies, in order, as far as they can be seen.
 
-    ``()`` for ``None``; a refresh that declares ``composed_parts`` is opened
-    (recursively), any other is one part.
+    ``()`` for ``None``; a :class:`~ladder_mcmc.ladder.refresh.ComposedRefresh` (that
+    class exactly: a subclass may apply its parts otherwise) is opened recursively; any
+    other refresh is one part.
     """
     if refresh is None:
         return ()
-    parts = getattr(refresh, "composed_parts", None)
-    if parts is None:
+    if type(refresh) is not ComposedRefresh:
         return (refresh,)
-    return tuple(p for part in parts for p in refresh_parts(part))
+    return tuple(p for part in refresh.parts for p in refresh_parts(part))
 
 
 def _label(part: Refresh) -> str:
@@ -170,8 +170,8 @@ def check_auxiliary_refresh(map_: Any, refresh: Refresh | None) -> None:
     * a map that carries a law needs a part that redraws ``α``;
     * a part that redraws ``α`` needs a map that carries one.
 
-    A refresh that redraws ``α`` inside a part that declares no composition is trusted
-    to do it last: the exact checks (``ladder_mcmc.verify``) are what catch it otherwise.
+    A refresh that redraws ``α`` inside a part that is not a plain ``ComposedRefresh`` is
+    trusted to do it last: the exact checks (``ladder_mcmc.verify``) are what catch it otherwise.
 
     Raises
     ------

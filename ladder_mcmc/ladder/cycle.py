@@ -13,6 +13,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import is_jax, namespace
 from ladder_mcmc.ladder.maps import ReversibleMap
 from ladder_mcmc.validation import positive_int
 
@@ -26,14 +27,20 @@ def _as_log_weights(value) -> np.ndarray | None:
     return np.log(w)
 
 
+def _as_states(state):
+    """Integer states as an array (a JAX value as it is)."""
+    return state if is_jax(state) else np.asarray(state)
+
+
 @attrs.frozen(eq=False)
 class CycleShift(ReversibleMap):
     """The shift ``i → i + 1 (mod n)`` on ``{0, …, n−1}`` with weights ``w_i``.
 
-    States are integer arrays of shape ``(chains,)``. The target is
-    ``p(i) ∝ w_i`` (uniform by default). The map is a permutation, so it is
-    trivially volume preserving (counting measure); its inverse is given
-    directly (no flip is needed on the ladder).
+    States are integer arrays of shape ``(chains,)`` (numpy's or JAX's: the map is
+    exact integer arithmetic, the same in both loops). The target is ``p(i) ∝ w_i``
+    (uniform by default). The map is a permutation, so it is trivially volume
+    preserving (counting measure); its inverse is given directly (no flip is needed on
+    the ladder).
 
     Parameters
     ----------
@@ -79,17 +86,18 @@ class CycleShift(ReversibleMap):
     cost = 1
 
     def forward(self, state: np.ndarray) -> np.ndarray:
-        return (np.asarray(state) + 1) % self.n
+        return (_as_states(state) + 1) % self.n
 
     def backward(self, state: np.ndarray) -> np.ndarray:
-        return (np.asarray(state) - 1) % self.n
+        return (_as_states(state) - 1) % self.n
 
     def log_density(self, state: np.ndarray) -> np.ndarray:
         """``log w_i`` (0 for the uniform cycle)."""
-        state = np.asarray(state)
+        state = _as_states(state)
         if self._log_w is None:
-            return np.zeros(state.shape[0])
-        return self._log_w[state]
+            return namespace(state).zeros(state.shape[0])
+        xp = namespace(state, self._log_w)
+        return xp.asarray(self._log_w)[state]
 
     def prepare(self, init, rng: np.random.Generator) -> np.ndarray:
         """Validate initial states: integers in ``[0, n)``, shape ``(chains,)``.

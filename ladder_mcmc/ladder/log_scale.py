@@ -22,8 +22,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.ladder.maps import ReversibleMap
 from ladder_mcmc.ladder.refresh import Refresh
+from ladder_mcmc.models.targets import energy_of
 from ladder_mcmc.validation import attrs_converter, positive_finite, randomising_probability
 
 __all__ = ["LogScaleRefresh", "LogScaleState", "LogScaleWalk"]
@@ -58,7 +60,9 @@ class LogScaleWalk(ReversibleMap):
     target : Target
         Anything with ``energy(x)`` for ``x`` of shape (chains, dim), ``x > 0``
         (e.g. :class:`~ladder_mcmc.models.targets.GammaTarget`); no gradient is used.
-        States with a coordinate ``≤ 0`` have density zero.
+        States with a coordinate ``≤ 0`` have density zero. In the JAX loop a target
+        with a ``jax_potential`` is evaluated by JAX, any other must write ``energy``
+        with the namespace of its input (:func:`~ladder_mcmc.models.targets.energy_of`).
     step_size : float
         ``ε > 0``, the step in ``log x`` per unit velocity.
 
@@ -90,7 +94,8 @@ class LogScaleWalk(ReversibleMap):
 
     def forward(self, state: LogScaleState) -> LogScaleState:
         """``(x·e^{εv}, v)``."""
-        return LogScaleState(state.x * np.exp(self.step_size * state.v), state.v)
+        xp = namespace(state.x, state.v)
+        return LogScaleState(state.x * xp.exp(self.step_size * state.v), state.v)
 
     def flip(self, state: LogScaleState) -> LogScaleState:
         """``(x, −v)``: an involution that keeps the density and volume."""
@@ -98,15 +103,17 @@ class LogScaleWalk(ReversibleMap):
 
     def log_density(self, state: LogScaleState) -> np.ndarray:
         """``−E(x) − |v|²/2``; ``−inf`` where a coordinate of ``x`` is not positive."""
-        x = np.asarray(state.x, dtype=float)
+        xp = namespace(state.x, state.v)
+        x = xp.asarray(state.x, dtype=xp.float64)
         inside = (x > 0).all(axis=1)
-        energy = np.asarray(self.target.energy(np.where(x > 0, x, 1.0)), dtype=float)
-        v = np.asarray(state.v, dtype=float)
-        return np.where(inside, -energy - 0.5 * np.einsum("ij,ij->i", v, v), -np.inf)
+        energy = energy_of(self.target, xp.where(x > 0, x, 1.0))
+        v = xp.asarray(state.v, dtype=xp.float64)
+        return xp.where(inside, -energy - 0.5 * xp.einsum("ij,ij->i", v, v), -xp.inf)
 
     def log_det_jacobian(self, state: LogScaleState) -> np.ndarray:
         """``ε Σ_i v_i``: ``∂L/∂(x, v)`` is triangular with diagonal ``(e^{εv}, 1)``."""
-        return self.step_size * np.asarray(state.v, dtype=float).sum(axis=1)
+        xp = namespace(state.v)
+        return self.step_size * xp.asarray(state.v, dtype=xp.float64).sum(axis=1)
 
     def prepare(self, init: Any, rng: np.random.Generator) -> LogScaleState:
         """A state from positive positions ``x`` (chains, dim), ``v`` drawn from ``N(0, I)``.

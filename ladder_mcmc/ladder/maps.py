@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ladder_mcmc.arrays import is_jax, known, namespace
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.batch import State
 
@@ -45,20 +46,18 @@ class ReversibleMap(abc.ABC):
         per chain and step defines the method ``cost_of(state) -> int array (chains,)``,
         the evaluations of one application during the step that starts from ``state``
         (:class:`~ladder_mcmc.hamiltonian.jittered_length.JitteredLengthLeapfrog`: each
-        chain's ``n``); drivers then record it with every step
+        chain's ``n``); the engine then records it with every step
         (``StepInfo.cost``, ``Trace.step_cost``) and the gradient counts stay exact.
     log_density_cost : callable or None
         ``None`` (here): :meth:`log_density` evaluates no gradient (it reads what the
         state holds). A map whose density does (an
         :class:`~ladder_mcmc.ladder.auxiliary.AuxiliaryMap` whose law probes the target)
-        defines ``log_density_cost(state) -> int array (chains,)``; the drivers count it
+        defines ``log_density_cost(state) -> int array (chains,)``; the engine counts it
         once per step, where a refresh changed the state (``Trace.step_overhead``).
-    plain_leapfrog : bool
-        Declared capability: the map is exactly :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog`
-        (its ``move``, ``integrate``, ``log_density`` and states) for its
-        ``kinetic_energy``. ``False`` here; ``Leapfrog`` declares it, its subclasses
-        do not inherit it. A map that changes volume (:attr:`volume_preserving` false)
-        is never run there, whatever it declares.
+
+    Every method acts on numpy arrays and on JAX values alike (written against
+    :func:`~ladder_mcmc.arrays.namespace` of its inputs), so that the same map runs in
+    the numpy loop and in the compiled JAX loop (:mod:`ladder_mcmc.engine.ragged`).
 
     Examples
     --------
@@ -81,7 +80,6 @@ class ReversibleMap(abc.ABC):
     cost: int = 1
     cost_of: ClassVar[Any] = None
     log_density_cost: ClassVar[Any] = None
-    plain_leapfrog: ClassVar[bool] = False
 
     @property
     def kinetic_energy(self) -> Any:
@@ -123,11 +121,11 @@ class ReversibleMap(abc.ABC):
         place of the density ratio (docs/design.md §13). A non-finite value makes the
         rung density zero, like a non-finite ``log_density``.
         """
-        return np.zeros(batch.n_chains(state))
+        return namespace(*batch.leaves(state)).zeros(batch.n_chains(state))
 
     @property
     def volume_preserving(self) -> bool:
-        """Whether the map declares no :meth:`log_det_jacobian` (then the drivers skip it)."""
+        """Whether the map declares no :meth:`log_det_jacobian` (then the engine skips it)."""
         return type(self).log_det_jacobian is ReversibleMap.log_det_jacobian
 
     def move_log_det_jacobian(
@@ -137,21 +135,20 @@ class ReversibleMap(abc.ABC):
 
         ``log_det_jacobian(ζ)`` where ``d = +1`` and ``−log_det_jacobian(moved)`` where
         ``d = −1`` (``L⁻¹`` at ``ζ`` is the inverse of ``L`` at ``L⁻¹ ζ``): one call on the
-        batch. The drivers add it up along the ladder (docs/design.md §13).
+        batch. The engine adds it up along the ladder (docs/design.md §13).
 
         Raises
         ------
         ValueError
             If :meth:`log_det_jacobian` returns another shape than ``(chains,)``.
         """
-        direction = np.asarray(direction)
-        back = direction < 0
-        if not back.any():
+        back = _as_direction(direction) < 0
+        if known(back.any()) is False:  # host shortcuts: the same values
             return log_det_jacobian_of(self, state)
-        if back.all():
+        if known(back.all()) is True:
             return -log_det_jacobian_of(self, moved)
         logdet = log_det_jacobian_of(self, batch.where(back, moved, state))
-        return np.where(back, -logdet, logdet)
+        return namespace(back, logdet).where(back, -logdet, logdet)
 
     def flip(self, state: State) -> State:
         """The involution ``F`` (``F F = id``, ``p(F ζ) = p(ζ)``, ``F L F = L^-1``).
@@ -178,21 +175,23 @@ class ReversibleMap(abc.ABC):
     def move(self, state: State, direction: np.ndarray) -> State:
         """Apply ``L^d`` to each chain, ``d = direction[i] ∈ {+1, -1}``.
 
-        With a flip this costs one batched :meth:`forward` call
-        (``L^-1 = F L F``); otherwise the chains are split by direction into one
-        :meth:`forward` and one :meth:`backward` call. Subclasses may override
-        it with something faster (leapfrog folds ``d`` into the momentum).
+        With a flip this costs one batched :meth:`forward` call (``L^-1 = F L F``, the
+        flip applied where ``d = −1``); otherwise :meth:`forward` and :meth:`backward`
+        are both applied and each chain takes its direction's (on numpy arrays the
+        chains are split by direction instead: the same values). Subclasses may
+        override it with something faster (leapfrog folds ``d`` into the momentum).
         """
-        direction = np.asarray(direction)
-        back = direction < 0
-        if not back.any():
+        back = _as_direction(direction) < 0
+        if known(back.any()) is False:  # host shortcuts: the same values
             return self.forward(state)
-        if back.all():
+        if known(back.all()) is True:
             return self.backward(state)
         if self.has_flip:
             flipped = batch.where(back, self.flip(state), state)
             moved = self.forward(flipped)
             return batch.where(back, self.flip(moved), moved)
+        if is_jax(back):  # both directions, then each chain takes its own
+            return batch.where(back, self.backward(state), self.forward(state))
         idx_f = np.flatnonzero(~back)
         idx_b = np.flatnonzero(back)
         out = batch.put(state, idx_f, self.forward(batch.take(state, idx_f)))
@@ -211,6 +210,11 @@ class ReversibleMap(abc.ABC):
         return {"map": type(self).__name__}
 
 
+def _as_direction(direction: Any) -> Any:
+    """``direction`` as an array: a JAX value as it is, anything else through numpy."""
+    return direction if is_jax(direction) else np.asarray(direction)
+
+
 def log_det_jacobian_of(map_: ReversibleMap, state: State) -> np.ndarray:
     """``map_.log_det_jacobian(state)`` as floats, checked to be one value per chain.
 
@@ -219,7 +223,9 @@ def log_det_jacobian_of(map_: ReversibleMap, state: State) -> np.ndarray:
     ValueError
         Naming the map and the shape, if it is not ``(chains,)``.
     """
-    out = np.asarray(map_.log_det_jacobian(state), dtype=float)
+    out = map_.log_det_jacobian(state)
+    xp = namespace(out)
+    out = xp.asarray(out, dtype=xp.float64)
     n = batch.n_chains(state)
     if out.shape != (n,):
         raise ValueError(

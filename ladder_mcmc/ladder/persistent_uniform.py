@@ -30,6 +30,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.ladder.rules import LookAheadRule
 
 
@@ -43,7 +44,7 @@ def _check_delta(_inst, _attr, value) -> None:
 
 
 def wrap(v):
-    """``v`` wrapped into ``[-1, 1)`` (works on floats and on Fractions)."""
+    """``v`` wrapped into ``[-1, 1)`` (floats, Fractions, numpy and JAX arrays)."""
     return (v + 1) % 2 - 1
 
 
@@ -100,13 +101,16 @@ class PersistentUniformRule(LookAheadRule):
 
     def uniform(self, carry, rng, n):
         """``u = |v|``: no random number is drawn."""
-        return np.abs(carry)
+        return namespace(carry).abs(carry)
 
     def next_carry(self, carry, u, code, ratio):
         """Rescale ``|v|`` to ``u·p(ζ)/p(ζ')`` on acceptance, then ``v ← v + δ`` (wrapped)."""
-        u_new = np.where(np.asarray(code) > 0, u / ratio, u)
-        sign = np.where(carry < 0, -1, 1)
-        return wrap(sign * u_new + self.delta)
+        xp = namespace(carry, u, code, ratio)
+        # a Fraction δ stays exact on numpy (object arrays); JAX takes its float
+        delta = self.delta if xp is np else float(self.delta)
+        u_new = xp.where(xp.asarray(code) > 0, u / ratio, u)
+        sign = xp.where(carry < 0, -1, 1)
+        return wrap(sign * u_new + delta)
 
     def describe(self) -> dict:
         return {

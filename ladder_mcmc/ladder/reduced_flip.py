@@ -22,8 +22,8 @@ rule of the 2012 note, ``π_F(ζ) = max(0, π_L(Fζ) − π_L(ζ))``.
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.ladder.rules import FLIP, STAY, Rule
 from ladder_mcmc.validation import attrs_converter, positive_int
 
@@ -90,8 +90,9 @@ class ReducedFlipLookAheadRule(Rule):
         # forward stages give LAHMC's C_a; backward stage j gives
         # max(C_K(ζ), min(1, max_{i≤j} r_{-i})), so the flip takes
         # max(0, C_K(Fζ) − C_K(ζ)) in total.
-        running_max = np.maximum(memory, ratio)
-        return running_max, np.minimum(1, running_max)
+        xp = namespace(memory, ratio)
+        running_max = xp.maximum(memory, ratio)
+        return running_max, xp.minimum(1, running_max)
 
 
 @attrs.frozen

@@ -6,19 +6,19 @@ the chain off its current ladder. It is a callable
 chains; ``changes_state`` tells the ladder whether the log density must be
 recomputed afterwards.
 
-A refresh declares what it is (read by the drivers and by ``Ladder``, never its
-type): ``kinetic_energies``, the kinetic energies it draws momenta for (which
-:func:`check_refresh_kinetic` holds to the map's), and
-``gaussian_partial_refresh``, ``(β, metric)`` for exactly
-:class:`MomentumRefresh`; ``length_law``, ``(M, w)`` for exactly ``LengthJitter``
-(:mod:`ladder_mcmc.hamiltonian.jittered_length`); ``composed_parts``, the parts
-a :class:`ComposedRefresh` applies in order; ``auxiliary_law``, the law a refresh
-redraws a map parameter from (:mod:`ladder_mcmc.ladder.auxiliary_refresh`). The base
-class declares nothing.
+A refresh declares what ``Ladder`` checks of it: ``kinetic_energies``, the kinetic
+energies it draws momenta for (which :func:`check_refresh_kinetic` holds to the map's),
+and ``auxiliary_law``, the law it redraws a map parameter from
+(:mod:`ladder_mcmc.ladder.auxiliary_refresh`). The base class declares nothing.
+
+A refresh is written against the namespace of its inputs (:mod:`ladder_mcmc.arrays`),
+so that it runs in the numpy loop and in the compiled JAX loop; ``rng`` hands out the
+same per-chain numbers in both, and the count of numbers a refresh draws per call must
+not depend on the values (:mod:`ladder_mcmc.engine.block_draws`).
 
 A refresh that evaluates gradients (a redraw from a law that probes the target) says so:
 ``costly`` is true and :meth:`Refresh.with_cost` returns the gradients it spent per
-chain; the drivers record them with the step (``Trace.step_overhead``,
+chain; the engine records them with the step (``Trace.step_overhead``,
 docs/design.md §6).
 """
 
@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import abc
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.validation import randomising_probability
-
-if TYPE_CHECKING:
-    from ladder_mcmc.hamiltonian.metrics import Metric
 
 
 def _as_prob(value: object):
@@ -61,8 +59,7 @@ class Refresh(abc.ABC):
             if "costly" not in vars(cls):
                 cls.costly = Refresh.costly  # type: ignore[assignment]
         elif "with_cost" in vars(cls) and "costly" not in vars(cls):
-            # a class that reports costs is costly unless it says otherwise: the ragged
-            # driver must then refresh only the chains that decided, and keep the cost
+            # a class that reports costs is costly unless it says otherwise
             cls.costly = property(lambda self: True)  # type: ignore[assignment]
 
     @property
@@ -71,8 +68,8 @@ class Refresh(abc.ABC):
 
         Declared by a refresh that evaluates gradients (an
         :class:`~ladder_mcmc.ladder.auxiliary_refresh.AuxiliaryRefresh` whose law declares
-        ``sample_with_cost``). The ragged driver then refreshes only the chains that
-        decided, so that no gradient is spent on a chain still inside its step.
+        ``sample_with_cost``); the ragged step records the cost of the chains that ended
+        a step only (``Trace.step_overhead``).
         """
         return False
 
@@ -104,40 +101,12 @@ class Refresh(abc.ABC):
         return ()
 
     @property
-    def gaussian_partial_refresh(self) -> tuple[Any, Metric] | None:
-        """``(β, metric)`` if this refresh is exactly :class:`MomentumRefresh`'s
-        ``v' = √(1−β) v + √β n``, ``n`` from ``metric.sample_momentum``; ``None`` here.
-
-        The declared capability the leapfrog fast path of the ragged schedule
-        (:func:`ladder_mcmc.engine.driver_for`) runs on.
-        """
-        return None
-
-    @property
-    def length_law(self) -> tuple[int, int] | None:
-        """``(M, w)`` if this refresh is exactly ``LengthJitter``: each chain's
-        ``n_leapfrog`` redrawn as ``M − w + ⌊u (2w + 1)⌋`` from one uniform per chain,
-        nothing else changed; ``None`` here."""
-        return None
-
-    @property
     def auxiliary_law(self) -> Any:
         """The law ``p(α | ζ)`` this refresh redraws a map parameter ``α`` from, or ``None``.
 
         :class:`~ladder_mcmc.ladder.auxiliary_refresh.AuxiliaryRefresh` declares its law;
         ``Ladder`` then requires that no part after it changes the state, and that the law
-        is the map's (docs/design.md §14). Inherited by subclasses (it states what the
-        refresh does, not a fast path). ``None`` here.
-        """
-        return None
-
-    @property
-    def composed_parts(self) -> tuple[Refresh, ...] | None:
-        """The refreshes this one applies in order, and nothing else, if it is exactly a
-        :class:`ComposedRefresh`; ``None`` here.
-
-        With the parts' own declarations, what the fast path of the ragged schedule
-        reads of a composition (``MomentumRefresh(β) + LengthJitter(M)``).
+        is the map's (docs/design.md §14). Inherited by subclasses. ``None`` here.
         """
         return None
 
@@ -159,17 +128,6 @@ class ComposedRefresh(Refresh):
     def kinetic_energies(self) -> tuple:
         """Every part's declared kinetic energies, in order."""
         return tuple(k for p in self.parts for k in getattr(p, "kinetic_energies", ()))
-
-    @property
-    def composed_parts(self) -> tuple[Refresh, ...] | None:
-        """:attr:`parts` (declared by this class only: a subclass declares ``None``
-        unless it defines ``composed_parts`` itself)."""
-        return self.parts
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "composed_parts" not in vars(cls):
-            cls.composed_parts = Refresh.composed_parts  # type: ignore[assignment]
 
     def __call__(self, state, direction, rng):
         for part in self.parts:
@@ -214,10 +172,11 @@ class DirectionRefresh(Refresh):
     changes_state = False
 
     def __call__(self, state, direction, rng):
+        xp = namespace(direction)
         n = len(direction)
         resample = rng.random(n) < float(self.prob)
-        fresh = np.where(rng.random(n) < 0.5, 1, -1).astype(direction.dtype)
-        return state, np.where(resample, fresh, direction)
+        fresh = xp.where(rng.random(n) < 0.5, 1, -1).astype(direction.dtype)
+        return state, xp.where(resample, fresh, direction)
 
     def describe(self) -> dict:
         return {"refresh": "DirectionRefresh", "prob": str(self.prob)}

@@ -24,9 +24,12 @@ computed only while the chain is undecided. The exact transition matrices of
 ``ladder_mcmc.verify.finite`` use the *same* :meth:`Rule.update` on rational numbers,
 so the exact checks test the arithmetic that samples.
 
-:meth:`Rule.update` must be written with operations that also work on numpy
-object arrays of :class:`fractions.Fraction` (``np.minimum``, ``np.maximum``,
-``np.where``, ``+``, ``-``, ``*``, ``/``).
+:meth:`Rule.update` (and :meth:`Rule.uniform`, :meth:`Rule.next_carry`) is written
+against the namespace of its inputs (``xp = namespace(memory, ratio)``,
+:mod:`ladder_mcmc.arrays`), so that it runs on numpy arrays, on JAX values inside the
+compiled loop, and on numpy object arrays of :class:`fractions.Fraction` (whose
+namespace is numpy): ``xp.minimum``, ``xp.maximum``, ``xp.where``, ``+``, ``-``,
+``*``, ``/``; no Python branch on the values.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ class Rule(abc.ABC):
     or from the starting state; a rung code ``outcomes[s] = a ≥ 1`` equals
     ``positions[s]`` (the chain moves to the rung computed at that stage); and
     ``fallthrough`` is ``FLIP``, ``STAY`` or ``positions[-1]`` — a chain that no
-    stage stops moves to the last computed rung. Every driver and the exact
+    stage stops moves to the last computed rung. Both steps of the engine and the exact
     matrices of ``ladder_mcmc.verify.finite`` follow this contract.
     """
 
@@ -75,7 +78,7 @@ class Rule(abc.ABC):
             The rule's per-chain memory, zero at stage 0.
         stage : int array (chains,)
             The stage each chain is at (chains may be at different stages
-            under the ragged driver).
+            in the ragged step).
         ratio : array (chains,)
             ``p(ζ_s) / p(ζ)``, the density of the rung at ``positions[stage]``
             relative to the step's starting state (times the Jacobian
@@ -114,15 +117,6 @@ class Rule(abc.ABC):
     def describe(self) -> dict:
         return {"rule": type(self).__name__, **attrs.asdict(self)}
 
-    @property
-    def look_ahead_rungs(self) -> int | None:
-        """Declared capability: ``K`` if this rule is exactly :class:`LookAheadRule` ``(K)``.
-
-        (A fresh uniform per step, rungs ``1..K``, flip otherwise; the leapfrog
-        look-ahead driver runs on it.) ``None`` here: declares nothing.
-        """
-        return None
-
 
 @attrs.frozen
 class LookAheadRule(Rule):
@@ -149,17 +143,6 @@ class LookAheadRule(Rule):
     """
 
     max_rungs: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_rungs"))
-
-    @property
-    def look_ahead_rungs(self) -> int | None:
-        """``K``: declared by this class only (a subclass that does not define
-        ``look_ahead_rungs`` itself declares nothing)."""
-        return int(self.max_rungs)
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "look_ahead_rungs" not in vars(cls):
-            cls.look_ahead_rungs = Rule.look_ahead_rungs
 
     @property
     def positions(self) -> tuple[int, ...]:  # type: ignore[override]

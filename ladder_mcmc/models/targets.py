@@ -8,17 +8,22 @@ A target is any object with
 optionally ``energy_and_grad(x)`` (both at once, when cheaper), ``dim``
 (checked against the initial positions) and ``parameters`` (names and shapes,
 :class:`~ladder_mcmc.models.parameters.ParameterSpace`); :func:`energy_and_grad`
-evaluates both for any target.
+evaluates both for any target, :func:`energy_of` the energy alone.
 
 Models written with other libraries come in through the adapters of
 :mod:`ladder_mcmc.models.adapters`, importable from here too
-(``ladder_mcmc.targets.from_jax``).
+(``ladder_mcmc.models.targets.from_jax``).
 
 Two conventions, each with its own name, never a sign flag: plain functions of the
 *energy* (NumPyro's ``potential_fn``, Stan's negative log density) are wrapped by
 :class:`FunctionTarget`; functions of the *log density* (emcee, BlackJAX, PyMC) by
 :class:`LogDensityTarget`, which negates them once. The paper's targets (section 5)
 are defined here too, and Neal's funnel (:class:`NealsFunnel`), a multiscale target.
+
+The built-in targets are written against the namespace of their input
+(:mod:`ladder_mcmc.arrays`): numpy positions give numpy arrays, JAX values JAX ones, so
+that ``sample(..., backend="jax")`` runs them inside the compiled loop. The function
+targets pass the user's functions the positions as they come.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ __all__ = [
     "RoughWell",
     "Target",
     "energy_and_grad",
+    "energy_of",
     "from_jax",
     "from_pymc",
     "from_torch",
@@ -86,6 +92,19 @@ def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return xp.asarray(e, dtype=xp.float64), xp.asarray(g, dtype=xp.float64)
 
 
+def energy_of(target: Target, x: np.ndarray) -> np.ndarray:
+    """``E(x)`` as a float array (the target's ``energy``; on JAX values a target with a
+    ``jax_potential`` is evaluated by JAX, batched over the chains, and any other
+    target's ``energy`` is called on the JAX values)."""
+    if type(x) is np.ndarray or not is_jax(x):
+        return np.asarray(target.energy(x), dtype=float)
+    potential = getattr(target, "jax_potential", None)
+    if potential is not None:
+        return _batched(potential, "value")(x)
+    xp = namespace(x)
+    return xp.asarray(target.energy(x), dtype=xp.float64)
+
+
 def gradient(target: Target, x: np.ndarray) -> np.ndarray:
     """``∂E/∂x`` as a float array (the target's ``grad``; on JAX values as for
     :func:`energy_and_grad`)."""
@@ -107,6 +126,8 @@ def _batched(potential: Callable, what: str) -> Callable:
     """``potential`` (one point) differentiated and batched over the chains by JAX."""
     import jax
 
+    if what == "value":
+        return jax.vmap(potential)
     if what == "grad":
         return jax.vmap(jax.grad(potential))
     return jax.vmap(jax.value_and_grad(potential))
@@ -197,11 +218,13 @@ class LogDensityTarget:
 
     def energy(self, x: np.ndarray) -> np.ndarray:
         """``-log p(x)``, shape (chains,)."""
-        return -np.asarray(self.log_density(x), dtype=float)
+        xp = namespace(x)
+        return -xp.asarray(self.log_density(x), dtype=xp.float64)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         """``-∂ log p / ∂x``, shape (chains, dim)."""
-        return -np.asarray(self.grad_log_density(x), dtype=float)
+        xp = namespace(x)
+        return -xp.asarray(self.grad_log_density(x), dtype=xp.float64)
 
 
 @attrs.frozen
@@ -238,14 +261,16 @@ class IllConditionedGaussian:
     def energy(self, x: np.ndarray) -> np.ndarray:
         # row by row (einsum), never a matrix product: BLAS rounds a row differently
         # with other batch sizes, and a chain's arithmetic must not depend on its batch
-        return 0.5 * np.einsum("ij,ij->i", x, x * self.precisions)
+        xp = namespace(x, self.precisions)
+        return 0.5 * xp.einsum("ij,ij->i", x, x * self.precisions)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         return x * self.precisions
 
     def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        xp = namespace(x, self.precisions)
         g = x * self.precisions
-        return 0.5 * np.einsum("ij,ij->i", x, g), g
+        return 0.5 * xp.einsum("ij,ij->i", x, g), g
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` exact draws, shape (n, dim)."""
@@ -278,18 +303,21 @@ class RoughWell:
     dim: int = attrs.field(default=2, validator=attrs_validator(positive_int))
 
     def energy(self, x: np.ndarray) -> np.ndarray:
+        xp = namespace(x)
         k = np.pi / self.sigma2
-        return (x * x).sum(axis=1) / (2 * self.sigma1**2) + np.cos(k * x).sum(axis=1)
+        return (x * x).sum(axis=1) / (2 * self.sigma1**2) + xp.cos(k * x).sum(axis=1)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
+        xp = namespace(x)
         k = np.pi / self.sigma2
-        return x / self.sigma1**2 - k * np.sin(k * x)
+        return x / self.sigma1**2 - k * xp.sin(k * x)
 
     def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        xp = namespace(x)
         k = np.pi / self.sigma2
         kx = k * x
-        e = (x * x).sum(axis=1) / (2 * self.sigma1**2) + np.cos(kx).sum(axis=1)
-        return e, x / self.sigma1**2 - k * np.sin(kx)
+        e = (x * x).sum(axis=1) / (2 * self.sigma1**2) + xp.cos(kx).sum(axis=1)
+        return e, x / self.sigma1**2 - k * xp.sin(kx)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` exact draws by rejection, coordinate by coordinate, shape (n, dim).
@@ -341,14 +369,16 @@ class GammaTarget:
     dim: int = attrs.field(default=1, validator=attrs_validator(positive_int))
 
     def energy(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        xp = namespace(x)
+        x = xp.asarray(x, dtype=xp.float64)
         inside = (x > 0).all(axis=1)
-        safe = np.where(x > 0, x, 1.0)
-        e = (self.rate * safe - (self.shape - 1.0) * np.log(safe)).sum(axis=1)
-        return np.where(inside, e, np.inf)
+        safe = xp.where(x > 0, x, 1.0)
+        e = (self.rate * safe - (self.shape - 1.0) * xp.log(safe)).sum(axis=1)
+        return xp.where(inside, e, xp.inf)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        xp = namespace(x)
+        x = xp.asarray(x, dtype=xp.float64)
         with np.errstate(divide="ignore"):
             return self.rate - (self.shape - 1.0) / x
 
@@ -409,16 +439,16 @@ class NealsFunnel:
             raise ValueError(f"dim must be at least 2 (v and one x), got {value!r}")
 
     def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x = np.asarray(x, dtype=float)
+        xp = namespace(x)
+        x = xp.asarray(x, dtype=xp.float64)
         v, rest = x[:, 0], x[:, 1:]
         n = self.dim - 1
         with np.errstate(over="ignore", invalid="ignore"):
-            w = np.exp(-v)  # the precision of every x_i
-            half_ss = 0.5 * np.einsum("ij,ij->i", rest, rest)
+            w = xp.exp(-v)  # the precision of every x_i
+            half_ss = 0.5 * xp.einsum("ij,ij->i", rest, rest)
             e = v * v / (2 * self.scale**2) + 0.5 * n * v + w * half_ss
-            g = np.empty_like(x)
-            g[:, 0] = v / self.scale**2 + 0.5 * n - w * half_ss
-            g[:, 1:] = rest * w[:, None]
+            g_v = v / self.scale**2 + 0.5 * n - w * half_ss
+            g = xp.concatenate([g_v[:, None], rest * w[:, None]], axis=1)
         return e, g
 
     def energy(self, x: np.ndarray) -> np.ndarray:
@@ -437,7 +467,8 @@ class NealsFunnel:
         """The scale of the ``x_i`` at positions ``x`` (chains, dim): ``e^{v/2}``, shape
         (chains,) (a scale hint for
         :func:`~ladder_mcmc.hamiltonian.state_length.state_length_lahmc`)."""
-        return np.exp(0.5 * np.asarray(x, dtype=float)[:, 0])
+        xp = namespace(x)
+        return xp.exp(0.5 * xp.asarray(x, dtype=xp.float64)[:, 0])
 
     @property
     def mean(self) -> np.ndarray:

@@ -44,7 +44,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-
 FORMAT = "ladder_mcmc.checkpoint"
 VERSION = 2
 """Format version written. 2: ``meta["draws_file"]`` (draws kept in a file, see above)."""

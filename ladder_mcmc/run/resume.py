@@ -13,12 +13,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import attrs
-import numpy as np
-
 from ladder_mcmc.diagnostics.checks import check_trace
-from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.engine.backend import Backend, choose_backend
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.run import checkpoint

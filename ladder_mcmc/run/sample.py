@@ -36,7 +36,7 @@ from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder,
 from ladder_mcmc.run.progress import Progress
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
-from ladder_mcmc.validation import boolean, in_open_closed, positive_finite, positive_int
+from ladder_mcmc.validation import boolean, positive_int
 
 
 @attrs.define

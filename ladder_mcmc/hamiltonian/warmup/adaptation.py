@@ -373,9 +373,7 @@ class HMCAdaptation:
             n = m if m is not None else int(kernel.map.n_steps)
             beta = meads_beta(float(eigenvalues[0]), eps, n) if final else 1.0
         kernel = with_hmc_parameters(kernel, n_steps=m, beta=beta)
-        state = attrs.evolve(
-            state, n_leapfrog=np.int64(kernel.map.n_steps), time=np.float64(time)
-        )
+        state = attrs.evolve(state, n_leapfrog=np.int64(kernel.map.n_steps), time=np.float64(time))
         return kernel, state
 
     def final(self, kernel: Ladder, state: HMCWarmupState, record: Any):
@@ -412,13 +410,17 @@ class HMCAdaptation:
 def _select(keep: Any, new: Any, old: Any, xp: Any) -> Any:
     """``new`` where ``keep`` else ``old``, field by field (scalars of an attrs state)."""
     fields = attrs.fields(type(new))
-    return type(new)(**{f.name: xp.where(keep, getattr(new, f.name), getattr(old, f.name)) for f in fields})
+    return type(new)(
+        **{f.name: xp.where(keep, getattr(new, f.name), getattr(old, f.name)) for f in fields}
+    )
 
 
 def _numpy(tree: Any) -> Any:
     """A state's leaves as numpy values (after the compiled loop)."""
     if attrs.has(type(tree)):
-        return type(tree)(**{f.name: _numpy(getattr(tree, f.name)) for f in attrs.fields(type(tree))})
+        return type(tree)(
+            **{f.name: _numpy(getattr(tree, f.name)) for f in attrs.fields(type(tree))}
+        )
     return np.asarray(tree)
 
 

@@ -16,7 +16,6 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.arrays import is_traced
-
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.ladder.refresh import ComposedRefresh, Refresh

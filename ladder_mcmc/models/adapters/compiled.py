@@ -10,6 +10,7 @@ power of two: at most ``log2(chains) + 1`` compilations, at most twice the rows.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import is_jax
 from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.validation import positive_finite, positive_int
 
@@ -79,7 +81,16 @@ class CompiledTarget:
         return centre + rng.uniform(-radius, radius, size=(n, self.dim))
 
     def energy_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(E(x), ∂E/∂x)`` for positions (chains, dim), as float64 numpy arrays."""
+        """``(E(x), ∂E/∂x)`` for positions (chains, dim), as float64 numpy arrays; on JAX
+        values (inside the compiled loop) the JAX function itself, batched over the chains
+        (a target of another backend refuses them)."""
+        if is_jax(x):
+            if self.jax_potential is None:
+                raise ValueError(
+                    f"a {self.backend or 'compiled'} target takes numpy positions; it cannot be "
+                    "evaluated inside a JAX-compiled loop (use backend='numpy')"
+                )
+            return _batched(self.jax_potential)(x)
         if type(x) is not np.ndarray or x.dtype != _FLOAT:
             x = np.asarray(x, dtype=float)
         if x.ndim != 2 or x.shape[1] != self.dim:
@@ -98,6 +109,14 @@ class CompiledTarget:
     def grad(self, x: np.ndarray) -> np.ndarray:
         """``∂E/∂x``, shape (chains, dim)."""
         return self.energy_and_grad(x)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _batched(potential: Callable) -> Callable:
+    """``potential`` (one point) differentiated and batched over the chains by JAX."""
+    import jax
+
+    return jax.vmap(jax.value_and_grad(potential))
 
 
 def one_function(log_density, energy, adapter: str):

@@ -11,7 +11,7 @@ extra ``jax``).
 
 Examples
 --------
->>> from ladder_mcmc import posteriors
+>>> from ladder_mcmc.models import posteriors
 >>> len(posteriors.names())
 7
 >>> target = posteriors.load("kidiq-kidscore_momiq")  # doctest: +SKIP

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.models.posteriors.posterior import Posterior, count, indexed, vector
 
 
@@ -73,27 +74,27 @@ class ArK(Posterior):
         return ("alpha",) + indexed("beta", self.k) + ("sigma",)
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.lags, self.response)
         k = self.k
         alpha, beta, log_sigma = x[:, 0], x[:, 1 : k + 1], x[:, k + 1]
         n = self.response.shape[0]
         resid = (
-            self.response - alpha[:, None] - np.einsum("ij,kj->ik", beta, self.lags)
+            self.response - alpha[:, None] - xp.einsum("ij,kj->ik", beta, self.lags)
         )  # (chains, n)
-        prec = np.exp(-2.0 * log_sigma)
-        ss = np.einsum("ij,ij->i", resid, resid)
-        q = np.exp(2.0 * log_sigma) / 2.5**2
+        prec = xp.exp(-2.0 * log_sigma)
+        ss = xp.einsum("ij,ij->i", resid, resid)
+        q = xp.exp(2.0 * log_sigma) / 2.5**2
         e = (
             alpha**2 / 200.0
-            + np.einsum("ij,ij->i", beta, beta) / 200.0
-            + np.log1p(q)
+            + xp.einsum("ij,ij->i", beta, beta) / 200.0
+            + xp.log1p(q)
             + (n - 1) * log_sigma
             + 0.5 * ss * prec
         )
-        g = np.empty_like(x)
-        g[:, 0] = alpha / 100.0 - prec * resid.sum(axis=1)
-        g[:, 1 : k + 1] = beta / 100.0 - prec[:, None] * (np.einsum("ij,jk->ik", resid, self.lags))
-        g[:, k + 1] = 2.0 * q / (1.0 + q) + (n - 1) - ss * prec
-        return e, g
+        g_alpha = alpha / 100.0 - prec * resid.sum(axis=1)
+        g_beta = beta / 100.0 - prec[:, None] * (xp.einsum("ij,jk->ik", resid, self.lags))
+        g_log_sigma = 2.0 * q / (1.0 + q) + (n - 1) - ss * prec
+        return e, xp.concatenate([g_alpha[:, None], g_beta, g_log_sigma[:, None]], axis=1)
 
     def _constrain(self, x):
         return np.column_stack([x[:, : self.k + 1], np.exp(x[:, self.k + 1])])

@@ -27,7 +27,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.models.posteriors.posterior import Posterior, count, vector
+from ladder_mcmc.arrays import namespace
+from ladder_mcmc.models.posteriors.posterior import Posterior, count, recurrence, vector
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -60,43 +61,45 @@ class Arma11(Posterior):
         return cls(vector(data, "y", count(data, "T", 1)), reference)
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.y)
         mu, phi, theta, log_sigma = x.T
         y = self.y
-        n_t, chains = y.shape[0], x.shape[0]
+        n_t = y.shape[0]
         # Forward mode: s_t = (err_t, ∂err_t/∂mu, ∂err_t/∂phi, ∂err_t/∂theta) obeys
         # s_t = -theta s_{t-1} + (y_t - mu - phi y_{t-1}, -1, -y_{t-1}, -err_{t-1}) for t ≥ 2
         # and s_1 = (y_1 - mu - phi mu, -(1 + phi), -mu, 0).
-        c = np.empty((n_t, 3, chains))
-        c[1:, 0] = y[1:, None] - mu - phi * y[:-1, None]
-        c[1:, 1] = -1.0
-        c[1:, 2] = -y[:-1, None]
-        s = np.empty((n_t, 4, chains))
-        s[0, 0] = y[0] - (mu + phi * mu)
-        s[0, 1] = -(1.0 + phi)
-        s[0, 2] = -mu
-        s[0, 3] = 0.0
+        shift = y[1:, None] - mu - phi * y[:-1, None]  # (T-1, chains)
+        lagged = xp.broadcast_to(-y[:-1, None], shift.shape)
+        c = xp.stack([shift, xp.full_like(shift, -1.0), lagged], axis=1)
+        s0 = xp.stack([y[0] - (mu + phi * mu), -(1.0 + phi), -mu, xp.zeros_like(mu)])
         minus_theta = -theta
-        for t in range(1, n_t):
-            np.multiply(minus_theta, s[t - 1], out=s[t])
-            s[t, :3] += c[t]
-            s[t, 3] -= s[t - 1, 0]
+
+        def step(prev, c_t):
+            m = minus_theta * prev
+            return xp.concatenate([m[:3] + c_t, (m[3] - prev[0])[None]])
+
+        s = recurrence(step, s0, c)  # (T, 4, chains)
         err = s[:, 0]
-        ss = np.einsum("tc,tc->c", err, err)
-        d_ss = 2.0 * np.einsum("tc,tpc->cp", err, s[:, 1:])
-        prec = np.exp(-2.0 * log_sigma)
-        q = np.exp(2.0 * log_sigma) / 2.5**2
+        ss = xp.einsum("tc,tc->c", err, err)
+        d_ss = 2.0 * xp.einsum("tc,tpc->cp", err, s[:, 1:])
+        prec = xp.exp(-2.0 * log_sigma)
+        q = xp.exp(2.0 * log_sigma) / 2.5**2
         e = (
             mu**2 / 200.0
             + (phi**2 + theta**2) / 8.0
-            + np.log1p(q)
+            + xp.log1p(q)
             + (n_t - 1) * log_sigma
             + 0.5 * ss * prec
         )
-        g = np.empty_like(x)
-        g[:, 0] = mu / 100.0 + 0.5 * prec * d_ss[:, 0]
-        g[:, 1] = phi / 4.0 + 0.5 * prec * d_ss[:, 1]
-        g[:, 2] = theta / 4.0 + 0.5 * prec * d_ss[:, 2]
-        g[:, 3] = 2.0 * q / (1.0 + q) + (n_t - 1) - ss * prec
+        g = xp.stack(
+            [
+                mu / 100.0 + 0.5 * prec * d_ss[:, 0],
+                phi / 4.0 + 0.5 * prec * d_ss[:, 1],
+                theta / 4.0 + 0.5 * prec * d_ss[:, 2],
+                2.0 * q / (1.0 + q) + (n_t - 1) - ss * prec,
+            ],
+            axis=1,
+        )
         return e, g
 
     def _constrain(self, x):

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.models.posteriors.posterior import Posterior, count, indexed, vector
 
 
@@ -65,23 +66,23 @@ class Blr(Posterior):
         return indexed("beta", self.design.shape[1]) + ("sigma",)
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.design, self.y)
         d = self.design.shape[1]
         beta, log_sigma = x[:, :d], x[:, d]
         n = self.y.shape[0]
-        resid = self.y - np.einsum("ij,kj->ik", beta, self.design)  # (chains, N)
-        prec = np.exp(-2.0 * log_sigma)
-        sigma2 = np.exp(2.0 * log_sigma)
-        ss = np.einsum("ij,ij->i", resid, resid)
+        resid = self.y - xp.einsum("ij,kj->ik", beta, self.design)  # (chains, N)
+        prec = xp.exp(-2.0 * log_sigma)
+        sigma2 = xp.exp(2.0 * log_sigma)
+        ss = xp.einsum("ij,ij->i", resid, resid)
         e = (
-            np.einsum("ij,ij->i", beta, beta) / 200.0
+            xp.einsum("ij,ij->i", beta, beta) / 200.0
             + sigma2 / 200.0
             + (n - 1) * log_sigma
             + 0.5 * ss * prec
         )
-        g = np.empty_like(x)
-        g[:, :d] = beta / 100.0 - prec[:, None] * (np.einsum("ij,jk->ik", resid, self.design))
-        g[:, d] = sigma2 / 100.0 + (n - 1) - ss * prec
-        return e, g
+        g_beta = beta / 100.0 - prec[:, None] * (xp.einsum("ij,jk->ik", resid, self.design))
+        g_log_sigma = sigma2 / 100.0 + (n - 1) - ss * prec
+        return e, xp.concatenate([g_beta, g_log_sigma[:, None]], axis=1)
 
     def _constrain(self, x):
         d = self.design.shape[1]

@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.models.posteriors.posterior import Posterior, count, indexed, vector
 from ladder_mcmc.models.posteriors.references import Reference, find_database, read_database
 
@@ -83,23 +84,23 @@ class EightSchoolsNoncentered(Posterior):
         return indexed("theta", self.y.shape[0]) + ("mu", "tau")
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.y, self.sigma)
         j = self.y.shape[0]
         tt, mu, log_tau = x[:, :j], x[:, j], x[:, j + 1]
-        tau = np.exp(log_tau)
+        tau = xp.exp(log_tau)
         theta = tt * tau[:, None] + mu[:, None]
         r = (theta - self.y) / self.sigma**2  # ∂/∂θ of ½((y-θ)/σ)²
         q = (tau / 5.0) ** 2
         e = (
-            0.5 * np.einsum("ij,ij->i", tt, tt)
-            + 0.5 * np.einsum("ij,ij->i", r, theta - self.y)
+            0.5 * xp.einsum("ij,ij->i", tt, tt)
+            + 0.5 * xp.einsum("ij,ij->i", r, theta - self.y)
             + mu**2 / 50.0
-            + np.log1p(q)
+            + xp.log1p(q)
             - log_tau
         )
-        g = np.empty_like(x)
-        g[:, :j] = tt + r * tau[:, None]
-        g[:, j] = r.sum(axis=1) + mu / 25.0
-        g[:, j + 1] = tau * np.einsum("ij,ij->i", r, tt) + 2.0 * q / (1.0 + q) - 1.0
+        g_mu = r.sum(axis=1) + mu / 25.0
+        g_log_tau = tau * xp.einsum("ij,ij->i", r, tt) + 2.0 * q / (1.0 + q) - 1.0
+        g = xp.concatenate([tt + r * tau[:, None], g_mu[:, None], g_log_tau[:, None]], axis=1)
         return e, g
 
     def _constrain(self, x):
@@ -199,24 +200,24 @@ class EightSchoolsCentered(Posterior):
         return indexed("theta", self.y.shape[0]) + ("mu", "tau")
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.y, self.sigma)
         j = self.y.shape[0]
         theta, mu, log_tau = x[:, :j], x[:, j], x[:, j + 1]
-        prec = np.exp(-2.0 * log_tau)  # 1 / tau²
+        prec = xp.exp(-2.0 * log_tau)  # 1 / tau²
         d = theta - mu[:, None]
         r = (theta - self.y) / self.sigma**2  # ∂/∂θ of ½((y-θ)/σ)²
-        ss = np.einsum("ij,ij->i", d, d)
-        q = np.exp(2.0 * log_tau) / 25.0  # (tau/5)²
+        ss = xp.einsum("ij,ij->i", d, d)
+        q = xp.exp(2.0 * log_tau) / 25.0  # (tau/5)²
         e = (
-            0.5 * np.einsum("ij,ij->i", r, theta - self.y)
+            0.5 * xp.einsum("ij,ij->i", r, theta - self.y)
             + 0.5 * ss * prec
             + (j - 1) * log_tau  # J log tau (theta's prior) - log tau (Jacobian)
             + mu**2 / 50.0
-            + np.log1p(q)
+            + xp.log1p(q)
         )
-        g = np.empty_like(x)
-        g[:, :j] = r + d * prec[:, None]
-        g[:, j] = -d.sum(axis=1) * prec + mu / 25.0
-        g[:, j + 1] = -ss * prec + (j - 1) + 2.0 * q / (1.0 + q)
+        g_mu = -d.sum(axis=1) * prec + mu / 25.0
+        g_log_tau = -ss * prec + (j - 1) + 2.0 * q / (1.0 + q)
+        g = xp.concatenate([r + d * prec[:, None], g_mu[:, None], g_log_tau[:, None]], axis=1)
         return e, g
 
     def _constrain(self, x):

@@ -31,7 +31,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.models.posteriors.posterior import Posterior, count, vector
+from ladder_mcmc.arrays import namespace
+from ladder_mcmc.models.posteriors.posterior import Posterior, count, recurrence, vector
 from ladder_mcmc.models.posteriors.transforms import inv_logit, log1m_inv_logit, log_inv_logit
 
 
@@ -74,42 +75,47 @@ class Garch11(Posterior):
         return cls(vector(data, "y", t), float(sigma1[0]), reference)
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.y)
         mu, u0, u1, u2 = x.T
-        a0, a1, s2 = np.exp(u0), inv_logit(u1), inv_logit(u2)
+        a0, a1, s2 = xp.exp(u0), inv_logit(u1), inv_logit(u2)
         b1 = (1.0 - a1) * s2
         y = self.y
-        n_t, chains = y.shape[0], x.shape[0]
         e = y[:, None] - mu  # (T, chains)
         # Forward mode: s_t = (h_t, ∂h_t/∂mu, ∂h_t/∂alpha0, ∂h_t/∂alpha1, ∂h_t/∂beta1) obeys
         # s_t = beta1 s_{t-1} + c_t with c_t = (alpha0 + alpha1 e², -2 alpha1 e, 1, e², h_{t-1}),
         # e = e_{t-1}; the inputs that do not depend on h are computed for all t at once.
-        c = np.empty((n_t, 4, chains))
-        c[1:, 0] = a0 + a1 * e[:-1] ** 2
-        c[1:, 1] = -2.0 * a1 * e[:-1]
-        c[1:, 2] = 1.0
-        c[1:, 3] = e[:-1] ** 2
-        s = np.zeros((n_t, 5, chains))
-        s[0, 0] = self.sigma1**2
-        for t in range(1, n_t):
-            np.multiply(b1, s[t - 1], out=s[t])
-            s[t, :4] += c[t]
-            s[t, 4] += s[t - 1, 0]
+        e_prev = e[:-1]
+        c = xp.stack(
+            [a0 + a1 * e_prev**2, -2.0 * a1 * e_prev, xp.ones_like(e_prev), e_prev**2], axis=1
+        )
+        zeros = xp.zeros_like(mu)
+        s0 = xp.stack([zeros + self.sigma1**2, zeros, zeros, zeros, zeros])
+
+        def step(prev, c_t):
+            m = b1 * prev
+            return xp.concatenate([m[:4] + c_t, (m[4] + prev[0])[None]])
+
+        s = recurrence(step, s0, c)  # (T, 5, chains)
         h, dh = s[:, 0], s[:, 1:]
         inv_h = 1.0 / h
         z2 = e * e * inv_h
         log_jac = u0 + log_inv_logit(u1) + 2.0 * log1m_inv_logit(u1)
         log_jac = log_jac + log_inv_logit(u2) + log1m_inv_logit(u2)
-        energy = 0.5 * (np.log(h) + z2).sum(axis=0) - log_jac
+        energy = 0.5 * (xp.log(h) + z2).sum(axis=0) - log_jac
         # ∂E/∂θ for θ = (mu, alpha0, alpha1, beta1): through h, plus mu's direct term
         w = 0.5 * inv_h * (1.0 - z2)  # ∂E/∂h_t
-        d_theta = np.einsum("tc,tpc->cp", w, dh)
-        d_theta[:, 0] -= (e * inv_h).sum(axis=0)
-        g = np.empty_like(x)
-        g[:, 0] = d_theta[:, 0]
-        g[:, 1] = d_theta[:, 1] * a0 - 1.0
-        # alpha1 = σ(u1) moves beta1 too: ∂b1/∂u1 = -s2 a1 (1 - a1) = -a1 b1
-        g[:, 2] = d_theta[:, 2] * a1 * (1.0 - a1) - d_theta[:, 3] * a1 * b1 - (1.0 - 3.0 * a1)
-        g[:, 3] = d_theta[:, 3] * b1 * (1.0 - s2) - (1.0 - 2.0 * s2)
+        d_theta = xp.einsum("tc,tpc->cp", w, dh)
+        d_mu = d_theta[:, 0] - (e * inv_h).sum(axis=0)
+        g = xp.stack(
+            [
+                d_mu,
+                d_theta[:, 1] * a0 - 1.0,
+                # alpha1 = σ(u1) moves beta1 too: ∂b1/∂u1 = -s2 a1 (1 - a1) = -a1 b1
+                d_theta[:, 2] * a1 * (1.0 - a1) - d_theta[:, 3] * a1 * b1 - (1.0 - 3.0 * a1),
+                d_theta[:, 3] * b1 * (1.0 - s2) - (1.0 - 2.0 * s2),
+            ],
+            axis=1,
+        )
         return energy, g
 
     def _constrain(self, x):

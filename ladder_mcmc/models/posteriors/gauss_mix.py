@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.models.posteriors.posterior import Posterior, count, vector
 from ladder_mcmc.models.posteriors.transforms import inv_logit, log1m_inv_logit, log_inv_logit
 
@@ -56,10 +57,11 @@ class LowDimGaussMix(Posterior):
         return cls(vector(data, "y", count(data, "N", 1)), reference)
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.y)
         mu1, gap_log, ls1, ls2, lt = x.T
-        gap = np.exp(gap_log)
+        gap = xp.exp(gap_log)
         mu2 = mu1 + gap
-        s1, s2 = np.exp(ls1), np.exp(ls2)
+        s1, s2 = xp.exp(ls1), xp.exp(ls2)
         theta = inv_logit(lt)
         y = self.y
         z1 = (y - mu1[:, None]) / s1[:, None]  # (chains, N)
@@ -69,10 +71,10 @@ class LowDimGaussMix(Posterior):
         l2 = (log1m_inv_logit(lt) - ls2)[:, None] - 0.5 * q2  # ℓ_2n
         # logsumexp = max(ℓ_1, ℓ_2) + log1p(exp(-|ℓ_1 - ℓ_2|)), exact in the far tails
         diff = l1 - l2
-        tail = np.exp(-np.abs(diff))
-        log_lik = (np.maximum(l1, l2) + np.log1p(tail)).sum(axis=1)
-        r1 = np.where(diff >= 0, 1.0, tail) / (1.0 + tail)  # responsibilities
-        r2 = np.where(diff >= 0, tail, 1.0) / (1.0 + tail)
+        tail = xp.exp(-xp.abs(diff))
+        log_lik = (xp.maximum(l1, l2) + xp.log1p(tail)).sum(axis=1)
+        r1 = xp.where(diff >= 0, 1.0, tail) / (1.0 + tail)  # responsibilities
+        r2 = xp.where(diff >= 0, tail, 1.0) / (1.0 + tail)
         log_prior = -(mu1**2 + mu2**2 + s1**2 + s2**2) / 8.0
         log_prior = log_prior + 4.0 * (log_inv_logit(lt) + log1m_inv_logit(lt))
         log_jac = gap_log + ls1 + ls2 + log_inv_logit(lt) + log1m_inv_logit(lt)
@@ -81,13 +83,18 @@ class LowDimGaussMix(Posterior):
         d_mu1 = (r1 * z1).sum(axis=1) / s1 - mu1 / 4.0
         d_mu2 = (r2 * z2).sum(axis=1) / s2 - mu2 / 4.0
         r1_sum = r1.sum(axis=1)
-        g = np.empty_like(x)
-        g[:, 0] = -(d_mu1 + d_mu2)
-        g[:, 1] = -(d_mu2 * gap + 1.0)
-        g[:, 2] = -((r1 * (z1 * z1 - 1.0)).sum(axis=1) - s1**2 / 4.0 + 1.0)
-        g[:, 3] = -((r2 * (z2 * z2 - 1.0)).sum(axis=1) - s2**2 / 4.0 + 1.0)
-        # d/d(logit theta): Σ (r1 (1 - θ) - r2 θ) = Σ r1 - N θ; prior+Jacobian: 5 (1 - 2θ)
-        g[:, 4] = -(r1_sum - y.shape[0] * theta + 5.0 * (1.0 - 2.0 * theta))
+        g = xp.stack(
+            [
+                -(d_mu1 + d_mu2),
+                -(d_mu2 * gap + 1.0),
+                -((r1 * (z1 * z1 - 1.0)).sum(axis=1) - s1**2 / 4.0 + 1.0),
+                -((r2 * (z2 * z2 - 1.0)).sum(axis=1) - s2**2 / 4.0 + 1.0),
+                # d/d(logit theta): Σ (r1 (1 - θ) - r2 θ) = Σ r1 - N θ; prior+Jacobian:
+                # 5 (1 - 2θ)
+                -(r1_sum - y.shape[0] * theta + 5.0 * (1.0 - 2.0 * theta)),
+            ],
+            axis=1,
+        )
         return e, g
 
     def _constrain(self, x):

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.models.posteriors.posterior import Posterior, count, vector
 
 
@@ -55,17 +56,22 @@ class KidscoreMomiq(Posterior):
         return cls(vector(data, "kid_score", n), vector(data, "mom_iq", n), reference)
 
     def _energy_and_grad(self, x):
+        xp = namespace(x, self.kid_score, self.mom_iq)
         b1, b2, log_sigma = x.T
         n = self.kid_score.shape[0]
         resid = self.kid_score - b1[:, None] - b2[:, None] * self.mom_iq  # (chains, N)
-        prec = np.exp(-2.0 * log_sigma)
-        q = np.exp(2.0 * log_sigma) / 2.5**2
-        ss = np.einsum("ij,ij->i", resid, resid)
-        e = np.log1p(q) + (n - 1) * log_sigma + 0.5 * ss * prec
-        g = np.empty_like(x)
-        g[:, 0] = -prec * resid.sum(axis=1)
-        g[:, 1] = -prec * np.einsum("ij,j->i", resid, self.mom_iq)
-        g[:, 2] = 2.0 * q / (1.0 + q) + (n - 1) - ss * prec
+        prec = xp.exp(-2.0 * log_sigma)
+        q = xp.exp(2.0 * log_sigma) / 2.5**2
+        ss = xp.einsum("ij,ij->i", resid, resid)
+        e = xp.log1p(q) + (n - 1) * log_sigma + 0.5 * ss * prec
+        g = xp.stack(
+            [
+                -prec * resid.sum(axis=1),
+                -prec * xp.einsum("ij,j->i", resid, self.mom_iq),
+                2.0 * q / (1.0 + q) + (n - 1) - ss * prec,
+            ],
+            axis=1,
+        )
         return e, g
 
     def _constrain(self, x):

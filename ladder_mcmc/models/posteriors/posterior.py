@@ -9,11 +9,12 @@ constrained parameters, in the order of the reference summaries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.arrays import is_jax, namespace
 from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.validation import positive_finite
 
@@ -22,7 +23,9 @@ class Posterior:
     """Base of the posteriordb targets: the public, batched, validated API.
 
     Subclasses define ``dim``, ``param_names``, ``_energy_and_grad(x)`` and
-    ``_constrain(x)``, which receive validated (chains, dim) float arrays.
+    ``_constrain(x)``, which receive validated (chains, dim) float arrays;
+    ``_energy_and_grad`` is written against their namespace (numpy or JAX,
+    :mod:`ladder_mcmc.arrays`), ``_constrain`` runs on numpy draws.
 
     Attributes
     ----------
@@ -50,7 +53,8 @@ class Posterior:
 
     # -- public, batched API --------------------------------------------------------------
     def _positions(self, x: Any) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        xp = namespace(x)
+        x = xp.asarray(x, dtype=xp.float64)
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(
                 f"{self.name}: positions must have shape (chains, {self.dim}), got {x.shape}"
@@ -61,7 +65,8 @@ class Posterior:
         """Energy (chains,) and its gradient (chains, dim) at unconstrained ``x``.
 
         Non-finite values (overflow far in the tails) are returned as they are:
-        the ladder treats them as density zero.
+        the ladder treats them as density zero. Numpy positions give numpy arrays, JAX
+        values JAX ones (the JAX loop calls it on its traced positions).
         """
         x = self._positions(x)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
@@ -103,6 +108,29 @@ class Posterior:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+
+def recurrence(step: Callable[[Any, Any], Any], init: Any, inputs: Any) -> Any:
+    """``s_t = step(s_{t-1}, inputs[t-1])`` from ``s_0 = init``: ``(s_0, …, s_T)`` stacked.
+
+    A Python loop on numpy arrays, ``jax.lax.scan`` on JAX values: the same arithmetic
+    (a forward-mode recursion over a time series, all chains at once).
+    """
+    if is_jax(init) or is_jax(inputs):
+        from jax import lax  # JAX values exist: JAX is imported
+
+        def body(prev: Any, x: Any) -> tuple[Any, Any]:
+            new = step(prev, x)
+            return new, new
+
+        _, rest = lax.scan(body, init, inputs)
+        xp = namespace(rest)
+        return xp.concatenate([init[None], rest])
+    out = np.empty((len(inputs) + 1,) + np.shape(init))
+    out[0] = init
+    for t in range(len(inputs)):
+        out[t + 1] = step(out[t], inputs[t])
+    return out
 
 
 def vector(data: Mapping[str, Any], key: str, length: int | None = None) -> np.ndarray:

@@ -101,7 +101,7 @@ def test_sampling_a_jax_target_follows_the_numpy_one():
 
 
 def test_large_batches_share_their_outputs_and_sample_alike():
-    # from 32 rows the outputs are numpy views of JAX's buffers (read-only): the drivers
+    # from 32 rows the outputs are numpy views of JAX's buffers (read-only): the engine
     # must work on them as on copies
     t = from_jax(gauss_log_density, 3)
     init = GAUSS.sample(40, np.random.default_rng(5))
