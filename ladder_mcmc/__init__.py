@@ -53,7 +53,7 @@ from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFli
 from ladder_mcmc.ladder.refresh import ComposedRefresh, DirectionRefresh, Refresh
 from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule
 from ladder_mcmc.models.targets import FunctionTarget, Target
-from ladder_mcmc.run.kernel_parameters import apply_warmup
+from ladder_mcmc.hamiltonian.warmup.parameters import apply_warmup
 from ladder_mcmc.run.resume import resume
 from ladder_mcmc.run.sample import sample
 from ladder_mcmc.run.trace import Trace

@@ -20,10 +20,11 @@ import math
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.maps import ReversibleMap
-from ladder_mcmc.models.targets import Target
+from ladder_mcmc.models.targets import Target, energy_and_grad
 from ladder_mcmc.validation import attrs_converter, positive_finite
 
 _IDENTITY = Metric()
@@ -76,7 +77,8 @@ class HarmonicFlow(ReversibleMap):
 
     def log_density(self, state: PhaseState) -> np.ndarray:
         """``−E(x) − ½|v|²``."""
-        return -(state.energy + 0.5 * np.einsum("ij,ij->i", state.v, state.v))
+        xp = namespace(state.v)
+        return -(state.energy + 0.5 * xp.einsum("ij,ij->i", state.v, state.v))
 
     def flip(self, state: PhaseState) -> PhaseState:
         """``F(x, v) = (x, −v)``."""
@@ -87,8 +89,20 @@ class HarmonicFlow(ReversibleMap):
         c, s, w = math.cos(angle), math.sin(angle), float(self.omega)
         x = c * state.x + (s / w) * state.v
         v = -(s * w) * state.x + c * state.v
-        energy = np.asarray(self.target.energy(x), dtype=float)
-        return PhaseState(x=x, v=v, energy=energy, grad=np.zeros_like(x))
+        xp = namespace(x)
+        if xp is np:
+            energy = np.asarray(self.target.energy(x), dtype=float)
+        else:  # a JAX target's energy (its gradient, unused, is compiled away)
+            energy = energy_and_grad(self.target, x)[0]
+        return PhaseState(x=x, v=v, energy=energy, grad=xp.zeros_like(x))
+
+    def move(self, state: PhaseState, direction: np.ndarray) -> PhaseState:
+        """``L^d = F^{(1−d)/2} L F^{(1−d)/2}``: the momentum multiplied by ``d = ±1``
+        (exact) before and after one rotation of the whole batch."""
+        xp = namespace(state.v, direction)
+        d = xp.asarray(direction)[:, None].astype(state.v.dtype)
+        out = self.forward(attrs.evolve(state, v=d * state.v))
+        return attrs.evolve(out, v=d * out.v)
 
     def prepare(self, init, rng: np.random.Generator) -> PhaseState:
         """Positions (chains, dim) → phase state with ``v ~ N(0, I)``.

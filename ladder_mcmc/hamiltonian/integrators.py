@@ -32,25 +32,39 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import fori_loop
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
-from ladder_mcmc.models.targets import energy_and_grad
+from ladder_mcmc.models.targets import energy_and_grad, gradient
 
 
 def _splitting(map_, kicks, drifts, x, v, g) -> PhaseState:
-    """``n_steps`` palindromic splitting steps from ``(x, v)`` with gradient ``g`` at ``x``."""
-    eps = float(map_.step_size)
+    """``n_steps`` palindromic splitting steps from ``(x, v)`` with gradient ``g`` at ``x``.
+
+    The first ``n_steps − 1`` steps are a ``fori_loop`` (``n_steps`` may be traced); the
+    last one evaluates the energy with the gradient at its last drift.
+    """
+    eps = map_.step_size
     vel = map_.metric.velocity
-    grad = map_.target.grad
+    target = map_.target
     m = len(drifts)
-    for step in range(map_.n_steps):
+
+    def one_step(x, v, g, last):
         v = v - (kicks[0] * eps) * g
+        e = None
         for i in range(m):
             x = x + (drifts[i] * eps) * vel(v)
-            if step == map_.n_steps - 1 and i == m - 1:
-                e, g = energy_and_grad(map_.target, x)
+            if last and i == m - 1:
+                e, g = energy_and_grad(target, x)
             else:
-                g = np.asarray(grad(x), dtype=float)
+                g = gradient(target, x)
             v = v - (kicks[i + 1] * eps) * g
+        return x, v, g, e
+
+    def step(_, xvg):
+        return one_step(*xvg, last=False)[:3]
+
+    x, v, g = fori_loop(0, map_.n_steps - 1, step, (x, v, g))
+    x, v, g, e = one_step(x, v, g, last=True)
     return PhaseState(x=x, v=v, energy=e, grad=g)
 
 
@@ -92,7 +106,7 @@ class SymmetricSplitting(Leapfrog):
     @property
     def cost(self) -> int:  # type: ignore[override]
         """Gradient evaluations per application: ``n_steps × stages``."""
-        return int(self.n_steps) * len(self.drifts)
+        return super().cost * len(self.drifts)
 
     def integrate(self, x: np.ndarray, v: np.ndarray, grad: np.ndarray) -> PhaseState:
         """``n_steps`` splitting steps from ``(x, v)`` (the :meth:`Leapfrog.integrate` hook)."""

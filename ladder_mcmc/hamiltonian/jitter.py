@@ -74,7 +74,7 @@ class JitteredLeapfrog(Leapfrog):
     def advance(self, state: JitteredPhaseState, v: np.ndarray) -> PhaseState:
         """The leapfrog with each chain's own step ``ε s`` (``forward`` and ``move`` carry
         ``step_scale`` over unchanged)."""
-        eps = float(self.step_size) * state.step_scale[:, None]
+        eps = self.step_size * state.step_scale[:, None]
         return self.leapfrog_steps(state.x, v, state.grad, eps)
 
     def prepare(self, init, rng: np.random.Generator) -> JitteredPhaseState:
@@ -157,7 +157,7 @@ class StepSizeJitter(Refresh):
         scale = state_field(
             state, "step_scale", "StepSizeJitter", "JitteredLeapfrog's JitteredPhaseState"
         )
-        fresh = 1.0 + float(self.jitter) * (2.0 * rng.random(scale.shape[0]) - 1.0)
+        fresh = 1.0 + self.jitter * (2.0 * rng.random(scale.shape[0]) - 1.0)
         return attrs.evolve(state, step_scale=fresh), direction
 
     def describe(self) -> dict:

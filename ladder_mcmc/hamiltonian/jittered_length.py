@@ -24,22 +24,22 @@ so redrawing it needs no new energy evaluation. The law lives in the refresh
 (``LengthJitter(M, j)``: uniform on ``{M − w, …, M + w}``, ``w = ⌊j (M − 1)⌋``, mean
 ``M``); the map's ``n_steps`` only sets the initial ``n`` of every chain. One
 application costs ``n`` gradient evaluations for that chain (:meth:`cost_of
-<JitteredLengthLeapfrog.cost_of>`, which the drivers record per step: ``Trace.grad_evals``
-is exact). The ragged schedule's fast path runs ``Ladder(JitteredLengthLeapfrog,
-LookAheadRule(K), MomentumRefresh(β) + LengthJitter(M, j))`` on plain arrays with the
-generic driver's draws (:mod:`ladder_mcmc.engine._leapfrog`).
+<JitteredLengthLeapfrog.cost_of>`, which the engine records per step: ``Trace.grad_evals``
+is exact). Per-chain lengths are integrated by :func:`integrate_lengths`, a loop masked
+by chain, which runs on numpy arrays and inside the compiled loop alike.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import TRACED, fori_loop, is_jax, is_traced, namespace
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.ladder.refresh import Refresh
-from ladder_mcmc.models.targets import energy_and_grad
+from ladder_mcmc.models.targets import energy_and_grad, gradient
 from ladder_mcmc.validation import attrs_converter, in_open_closed, positive_int, state_field
 
 _FLOAT = np.dtype(float)
@@ -63,7 +63,7 @@ class JitteredLengthState(PhaseState):
 def integrate_lengths(
     target: Any,
     velocity: Any,
-    eps: float,
+    eps: Any,
     x: np.ndarray,
     v: np.ndarray,
     grad: np.ndarray,
@@ -76,11 +76,16 @@ def integrate_lengths(
     with ``n_steps = n[i]`` on that row alone (for a target that computes rows
     independently: docs/design.md §11): kick ``ε/2``, then ``n[i]`` drifts with the
     ``n[i] − 1`` inner kicks, then ``E`` and ``∂E/∂x`` at the end point and the last
-    half kick. The rows are sorted by length (longest first), so that the rows still
-    integrating are a leading slice and the gradient is evaluated only on them:
-    ``n[i]`` gradient evaluations for chain ``i``. ``velocity``: ``M⁻¹ v`` (None: the
-    identity). Returns ``(x, v, E, ∂E/∂x)`` at the end points, rows in input order.
+    half kick. ``eps``: a number, or one step per chain as a (chains, 1) column.
+    ``velocity``: ``M⁻¹ v`` (None: the identity). Returns ``(x, v, E, ∂E/∂x)`` at the
+    end points. ``n[i]`` gradient evaluations for chain ``i`` on numpy (the rows still
+    integrating are sorted into a leading slice, the gradient evaluated on it alone); on
+    JAX values a loop of ``max n`` steps, every row masked once its own are done.
     """
+    if is_jax(x) or is_jax(v) or is_jax(grad) or is_jax(n) or is_jax(eps):
+        return _integrate_masked(target, velocity, eps, x, v, grad, n)
+    if np.ndim(eps) != 0:  # one step per chain (numpy): the same masked loop
+        return _integrate_masked(target, velocity, eps, x, v, grad, n)
     half = 0.5 * eps
     grad_fn = target.grad
     rows = x.shape[0]
@@ -117,6 +122,26 @@ def integrate_lengths(
     return x[back], v[back], e[back], g[back]
 
 
+def _integrate_masked(target, velocity, eps, x, v, grad, n):
+    """:func:`integrate_lengths` as one loop of ``max n`` steps on every row, each row's
+    drift and kick masked off once its own ``n[i]`` are done (any namespace; the bound
+    may be traced)."""
+    xp = namespace(x, v, grad, n, eps)
+    n = xp.asarray(n)
+    vel = (lambda w: w) if velocity is None else velocity
+    v = v - (0.5 * eps) * grad
+
+    def step(i, xv):
+        x, v = xv
+        x = xp.where((n > i)[:, None], x + eps * vel(v), x)
+        kick = (n > i + 1)[:, None]  # an inner kick: the row drifts again after it
+        return x, xp.where(kick, v - eps * gradient(target, x), v)
+
+    x, v = fori_loop(0, xp.max(n), step, (x, v))
+    e, g = energy_and_grad(target, x)
+    return x, v - (0.5 * eps) * g, e, g
+
+
 def _as_lengths(value: Any, n_chains: int, name: str) -> np.ndarray:
     """``value`` as an int64 vector of positive lengths, one per chain, or ``ValueError``."""
     arr = np.asarray(value)
@@ -148,26 +173,12 @@ class JitteredLengthLeapfrog(Leapfrog):
         The initial ``n`` of every chain (``prepare``), unless the initial state
         carries ``n_leapfrog``. Also :attr:`cost`, the fixed cost of maps without
         :meth:`cost_of`; the exact count is :meth:`cost_of`.
-
-    Notes
-    -----
-    **Declared capability.** ``jittered_length = True`` (and not ``plain_leapfrog``,
-    which means a fixed length): the ragged schedule's fast path
-    (:mod:`ladder_mcmc.engine._leapfrog`) runs this map with each chain's ``n`` when
-    its kinetic energy declares a ``gaussian_metric``. A subclass does not inherit the
-    declaration unless it sets ``jittered_length = True`` itself.
     """
-
-    jittered_length: ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "jittered_length" not in vars(cls):
-            cls.jittered_length = False  # another map: declares nothing
 
     def cost_of(self, state: JitteredLengthState) -> np.ndarray:
         """Gradient evaluations of one application from ``state``, per chain: ``n``."""
-        return np.asarray(state.n_leapfrog, dtype=np.int64)
+        xp = namespace(state.n_leapfrog)
+        return xp.asarray(state.n_leapfrog, dtype=xp.int64)
 
     def advance(self, state: JitteredLengthState, v: np.ndarray) -> PhaseState:
         """The leapfrog with each chain's own ``n`` (:func:`integrate_lengths`); ``forward``
@@ -175,7 +186,7 @@ class JitteredLengthLeapfrog(Leapfrog):
         x, v, e, g = integrate_lengths(
             self.target,
             self.metric.velocity,
-            float(self.step_size),
+            self.step_size,
             state.x,
             v,
             state.grad,
@@ -235,8 +246,7 @@ class LengthJitter(Refresh):
 
     Notes
     -----
-    **Declared capability.** :attr:`length_law` ``= (M, w)``, read by the ragged
-    schedule's fast path (a subclass declares nothing unless it re-declares it).
+    ``M`` is a traced leaf of a compiled kernel (warm-up adapts it); ``j`` is static.
 
     Examples
     --------
@@ -254,29 +264,21 @@ class LengthJitter(Refresh):
     (100, 4, 2)
     """
 
-    n_leapfrog: int = attrs.field(converter=attrs_converter(positive_int, "n_leapfrog"))
+    n_leapfrog: int = attrs.field(
+        converter=attrs_converter(positive_int, "n_leapfrog"), metadata=TRACED
+    )
     jitter: float = attrs.field(default=1.0, converter=_as_jitter)
     changes_state = False  # the length does not enter log p
 
     @property
-    def half_width(self) -> int:
+    def half_width(self) -> Any:
         """``w = ⌊j (M − 1)⌋`` (:func:`half_width`)."""
-        return half_width(int(self.n_leapfrog), float(self.jitter))
-
-    @property
-    def length_law(self) -> tuple[int, int] | None:
-        """``(M, w)``: ``n`` uniform on ``{M − w, …, M + w}`` from one uniform per chain."""
-        return int(self.n_leapfrog), self.half_width
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "length_law" not in vars(cls):
-            cls.length_law = Refresh.length_law  # another law: declares nothing
+        return half_width(self.n_leapfrog, self.jitter)
 
     def __call__(self, state, direction, rng):
         state_field(state, "n_leapfrog", "LengthJitter", "JitteredLengthLeapfrog's state")
         u = rng.random(len(direction))
-        lengths = lengths_of(u, int(self.n_leapfrog), self.half_width)
+        lengths = lengths_of(u, self.n_leapfrog, self.half_width)
         return attrs.evolve(state, n_leapfrog=lengths), direction
 
     def describe(self) -> dict:
@@ -290,18 +292,22 @@ class LengthJitter(Refresh):
 def half_width(n_leapfrog, jitter: float):
     """``w = ⌊j (M − 1)⌋``: the lengths of centre ``M`` and jitter ``j`` are ``M − w … M + w``.
 
-    ``n_leapfrog``: an int (returns an int) or an int array (returns an int64 array); the
-    one definition of the law's width, for :class:`LengthJitter` and warm-up's criterion
-    (:mod:`ladder_mcmc.run.trajectory`).
+    ``n_leapfrog``: an int (returns an int), an int array (returns an int64 array), or a
+    traced value (returns one); the one definition of the law's width, for
+    :class:`LengthJitter` and warm-up's criterion (:mod:`ladder_mcmc.run.trajectory`).
     """
+    if is_traced(n_leapfrog) or is_jax(n_leapfrog):
+        xp = namespace(n_leapfrog)
+        return xp.floor(float(jitter) * (xp.asarray(n_leapfrog) - 1)).astype(xp.int64)
     w = np.floor(float(jitter) * (np.asarray(n_leapfrog) - 1)).astype(np.int64)
     return int(w) if w.ndim == 0 else w
 
 
-def lengths_of(u: np.ndarray, centre: int, half_width: int) -> np.ndarray:
+def lengths_of(u: np.ndarray, centre: Any, half_width: Any) -> np.ndarray:
     """``n = M − w + ⌊u (2w + 1)⌋`` (int64) from uniforms ``u`` on ``[0, 1)``: uniform on
     ``{M − w, …, M + w}`` (``u (2w + 1)`` rounds below ``2w + 1`` for every ``u < 1``)."""
-    return (centre - half_width) + np.floor(u * (2 * half_width + 1)).astype(np.int64)
+    xp = namespace(u, centre, half_width)
+    return (centre - half_width) + xp.floor(u * (2 * half_width + 1)).astype(xp.int64)
 
 
 __all__ = [

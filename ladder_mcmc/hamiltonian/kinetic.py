@@ -9,9 +9,8 @@ the flip ``F v = -v`` because ``∇K`` is odd. The joint density is ``exp(-E(x) 
 
 * :class:`KineticEnergy` — that interface written down (a ``typing.Protocol``),
   satisfied by :class:`~ladder_mcmc.hamiltonian.metrics.Metric` and
-  :class:`PowerKinetic`, with the capability a kinetic energy declares:
-  ``gaussian_metric``, the :class:`~ladder_mcmc.hamiltonian.metrics.Metric` whose
-  operations it performs, or ``None``.
+  :class:`PowerKinetic`. Both are written against the namespace of their inputs
+  (:mod:`ladder_mcmc.arrays`): numpy arrays, or JAX values inside the compiled loop.
 * :class:`PowerKinetic` — ``K(v) = Σ_i |w_i|^a / a`` with ``w_i = v_i √m_i`` (``m``
   the diagonal inverse mass); ``a = 2`` is the Gaussian momentum, ``1 < a < 2`` has
   heavier (exponential-power) tails: a coordinate's kinetic energy
@@ -36,9 +35,9 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 import numpy as np
-from scipy import special
 
-from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.arrays import is_traced, namespace
+from ladder_mcmc.arrays import special as arrays_special
 from ladder_mcmc.validation import in_open_closed
 
 
@@ -54,20 +53,10 @@ class KineticEnergy(Protocol):
     ----------
     dim : int or None
         The momentum's dimension (``None``: any).
-    gaussian_metric : Metric or None
-        The declared capability: the :class:`~ladder_mcmc.hamiltonian.metrics.Metric` whose
-        ``kinetic``, ``velocity`` and ``sample_momentum`` this kinetic energy *is*,
-        operation for operation (a ``Metric`` returns itself), or ``None``. The
-        leapfrog fast path of the ragged schedule (:mod:`ladder_mcmc.engine`) computes
-        with that metric's operations, so declaring it for anything else would change
-        the draws; ``None`` (declaring nothing) is always safe: the generic driver.
     """
 
     @property
     def dim(self) -> int | None: ...
-
-    @property
-    def gaussian_metric(self) -> Metric | None: ...
 
     def kinetic(self, v: np.ndarray) -> np.ndarray:
         """``K(v)`` per chain, shape (chains,)."""
@@ -92,6 +81,8 @@ def _as_power(value: object) -> float:
 
 
 def _as_diagonal(value: object) -> np.ndarray:
+    if is_traced(value):  # computed inside a compiled function: as it is, unchecked
+        return value
     arr = np.asarray(value, dtype=float)
     if arr.ndim != 1 or arr.size < 1 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(
@@ -148,21 +139,11 @@ class PowerKinetic:
     @_sqrt_m.default
     def _sqrt_inverse_mass(self) -> np.ndarray:
         # computed once: ``velocity`` runs at every leapfrog step
-        return np.sqrt(self.inverse_mass)
+        return namespace(self.inverse_mass).sqrt(self.inverse_mass)
 
     @property
     def dim(self) -> int:
         return int(self.inverse_mass.shape[0])
-
-    @property
-    def gaussian_metric(self) -> None:
-        """``None``: declares no Gaussian metric (:class:`KineticEnergy`), even for ``a = 2``.
-
-        ``a = 2`` is the Gaussian with diagonal inverse mass ``m`` in law, but computed
-        with other floating-point operations and momentum draws than
-        :class:`~ladder_mcmc.hamiltonian.metrics.Metric`'s.
-        """
-        return None
 
     def velocity(self, v: np.ndarray) -> np.ndarray:
         """``∇K(v) = √m sign(w) |w|^{a-1}``, ``w = v √m``, for a batch (chains, dim)."""
@@ -171,17 +152,23 @@ class PowerKinetic:
         if self.a == 2.0:
             return s * w
         # copysign(|w|^(a-1), w) is sign(w)·|w|^(a-1) with one operation fewer
-        return s * np.copysign(np.abs(w) ** (self.a - 1.0), w)
+        xp = namespace(w)
+        return s * xp.copysign(xp.abs(w) ** (self.a - 1.0), w)
 
     def kinetic(self, v: np.ndarray) -> np.ndarray:
         """``K(v) = Σ_i |w_i|^a / a`` per chain, shape (chains,)."""
         w = v * self._sqrt_m
-        return (np.abs(w) ** self.a).sum(axis=1) / self.a
+        return (namespace(w).abs(w) ** self.a).sum(axis=1) / self.a
 
     def sample_momentum(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-        """Draws from ``exp(-K)``: ``|w|^a/a ~ Gamma(1/a, 1)``, random sign."""
+        """Draws from ``exp(-K)``: ``|w|^a/a ~ Gamma(1/a, 1)``, random sign.
+
+        ``rng.gamma`` then ``rng.random``, each of ``shape``: ``2·dim`` uniforms per chain
+        from per-chain streams (whose gamma is the inverse incomplete gamma of a uniform).
+        """
         g = rng.gamma(1.0 / self.a, 1.0, size=shape)
-        sign = np.where(rng.random(shape) < 0.5, 1.0, -1.0)
+        xp = namespace(g)
+        sign = xp.where(rng.random(shape) < 0.5, 1.0, -1.0)
         return sign * (self.a * g) ** (1.0 / self.a) / self._sqrt_m
 
     def to_normal(self, v: np.ndarray) -> np.ndarray:
@@ -194,25 +181,29 @@ class PowerKinetic:
         """
         s = 1.0 / self.a
         w = v * self._sqrt_m
-        y = np.abs(w) ** self.a / self.a
+        xp = namespace(w)
+        special = arrays_special(xp)
+        y = xp.abs(w) ** self.a / self.a
         p = special.gammainc(s, y)
         q = special.gammaincc(s, y)
         with np.errstate(all="ignore"):
-            small = math.sqrt(2.0) * special.erfinv(np.minimum(p, 0.5))
+            small = math.sqrt(2.0) * special.erfinv(xp.minimum(p, 0.5))
             large = -special.ndtri(0.5 * q)
-        return np.sign(w) * np.where(p <= 0.5, small, large)
+        return xp.sign(w) * xp.where(p <= 0.5, small, large)
 
     def from_normal(self, z: np.ndarray) -> np.ndarray:
         """The inverse of :meth:`to_normal`: ``v = F⁻¹(Φ(z)) / √m``. Odd in ``z``."""
         s = 1.0 / self.a
-        az = np.abs(z)
+        xp = namespace(z)
+        special = arrays_special(xp)
+        az = xp.abs(z)
         p = special.erf(az / math.sqrt(2.0))
         q = 2.0 * special.ndtr(-az)
         with np.errstate(all="ignore"):
-            y_small = special.gammaincinv(s, np.minimum(p, 0.5))
-            y_large = special.gammainccinv(s, np.minimum(q, 0.5))
-        y = np.where(p <= 0.5, y_small, y_large)
-        return np.sign(z) * (self.a * y) ** s / self._sqrt_m
+            y_small = special.gammaincinv(s, xp.minimum(p, 0.5))
+            y_large = special.gammainccinv(s, xp.minimum(q, 0.5))
+        y = xp.where(p <= 0.5, y_small, y_large)
+        return xp.sign(z) * (self.a * y) ** s / self._sqrt_m
 
     def with_inverse_mass(self, inverse_mass: np.ndarray) -> PowerKinetic:
         """The same exponent with a new diagonal inverse mass (for a warm-up that adapts it).

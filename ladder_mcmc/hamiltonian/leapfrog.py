@@ -12,12 +12,12 @@ and :func:`~ladder_mcmc.hamiltonian.samplers.lahmc` (sections 3.4, 4), are in
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any
 
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import TRACED, fori_loop, namespace
+from ladder_mcmc.arrays import TRACED, fori_loop, is_traced, namespace
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.maps import ReversibleMap
@@ -97,11 +97,10 @@ class Leapfrog(ReversibleMap):
     ``forward`` and ``move`` unchanged (``LiftedLeapfrog``'s lift,
     ``JitteredLeapfrog``'s step factor, which its :meth:`advance` reads).
 
-    **Declared capability.** ``plain_leapfrog = True``: the leapfrog fast path of the
-    ragged schedule (:func:`ladder_mcmc.engine.driver_for`) may run this map on plain
-    arrays when its kinetic energy declares a ``gaussian_metric``. A subclass does not
-    inherit the declaration (``__init_subclass__`` sets it to ``False``) unless it
-    sets ``plain_leapfrog = True`` itself, promising the same arithmetic.
+    **Backends.** Written against the namespace of its inputs (:mod:`ladder_mcmc.arrays`):
+    the same code runs on numpy arrays and, traced, inside the compiled loop, where
+    ``step_size`` and ``n_steps`` are traced leaves (a warm-up changes them without a new
+    compilation) and the steps are a ``fori_loop``.
     """
 
     target: Target
@@ -110,8 +109,6 @@ class Leapfrog(ReversibleMap):
     )
     n_steps: int = attrs.field(converter=attrs_converter(positive_int, "n_steps"), metadata=TRACED)
     metric: KineticEnergy = attrs.field(factory=Metric)
-
-    plain_leapfrog: ClassVar[bool] = True
 
     @metric.validator
     def _check_metric(self, _attribute, value) -> None:
@@ -126,21 +123,10 @@ class Leapfrog(ReversibleMap):
                 f"KineticEnergy){hint}, got {type(value).__name__}"
             )
 
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "plain_leapfrog" not in vars(cls):
-            cls.plain_leapfrog = False  # another integrator or state: declares nothing
-        if "_integrate" in vars(cls):
-            # the hook was private (``_integrate``) before; an old override would
-            # now be silently ignored, so refuse it
-            raise TypeError(
-                f"{cls.__qualname__} defines _integrate: the integration hook of Leapfrog "
-                "is now the public integrate(x, v, grad) -> PhaseState; rename the method"
-            )
-
     @property
     def cost(self) -> int:  # type: ignore[override]
-        return int(self.n_steps)
+        n = self.n_steps
+        return n if is_traced(n) else int(n)  # traced inside a compiled warm-up
 
     @property
     def kinetic_energy(self) -> KineticEnergy:
@@ -268,6 +254,16 @@ class Leapfrog(ReversibleMap):
     def draw(self, state: PhaseState) -> np.ndarray:
         """Traces record positions only."""
         return state.x
+
+    def adaptation(self, kernel: Any, settings: Any, init: Any, checks: bool = True) -> Any:
+        """The warm-up of a kernel on this map: the step size, the mass, the length and β
+        it leaves unset (:class:`~ladder_mcmc.hamiltonian.warmup.adaptation.HMCAdaptation`),
+        or ``None`` for none."""
+        from ladder_mcmc.hamiltonian.warmup.adaptation import HMCAdaptation
+
+        x = getattr(getattr(init, "state", init), "x", init)
+        n_chains, dim = np.shape(x)[0], np.shape(x)[-1]
+        return HMCAdaptation.for_kernel(kernel, settings, n_chains, dim, checks)
 
     def describe(self) -> dict:
         return {

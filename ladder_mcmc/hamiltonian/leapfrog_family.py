@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.hamiltonian.jittered_length import integrate_lengths
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
@@ -33,9 +34,10 @@ __all__ = ["LeapfrogFamily", "auxiliary_lahmc", "phase_energy"]
 
 def phase_energy(metric: KineticEnergy, state: PhaseState) -> np.ndarray:
     """``H(x, v) = E(x) + K(v)`` per chain (``+inf`` where it is not finite)."""
+    xp = namespace(state.energy, state.v)
     with np.errstate(all="ignore"):
-        h = np.asarray(state.energy, dtype=float) + np.asarray(metric.kinetic(state.v))
-    return np.where(np.isfinite(h), h, np.inf)
+        h = xp.asarray(state.energy, dtype=xp.float64) + xp.asarray(metric.kinetic(state.v))
+    return xp.where(xp.isfinite(h), h, xp.inf)
 
 
 @attrs.frozen(eq=False)
@@ -62,16 +64,22 @@ class LeapfrogFamily(MapFamily):
         """:attr:`metric` (read by ``InnerRefresh(MomentumRefresh)``'s check)."""
         return self.metric
 
-    def run(self, state: PhaseState, eps: float, n: np.ndarray) -> PhaseState:
-        """``n[i]`` leapfrog steps of size ``eps`` from chain ``i``: ``n[i]`` gradients each."""
+    def run(self, state: PhaseState, eps: Any, n: np.ndarray) -> PhaseState:
+        """``n[i]`` leapfrog steps of size ``eps`` from chain ``i``: ``n[i]`` gradients each.
+
+        ``eps``: a number, or one step per chain as a (chains, 1) column.
+        """
+        xp = namespace(state.x, state.v, state.grad, n, eps)
+        if xp is np and np.ndim(eps) == 0:
+            eps = float(eps)
         x, v, e, g = integrate_lengths(
             self.target,
             self.metric.velocity,
-            float(eps),
-            np.asarray(state.x, dtype=float),
-            np.asarray(state.v, dtype=float),
-            np.asarray(state.grad, dtype=float),
-            np.asarray(n, dtype=np.int64),
+            eps,
+            xp.asarray(state.x, dtype=xp.float64),
+            xp.asarray(state.v, dtype=xp.float64),
+            xp.asarray(state.grad, dtype=xp.float64),
+            xp.asarray(n, dtype=xp.int64),
         )
         return PhaseState(x=x, v=v, energy=e, grad=g)
 

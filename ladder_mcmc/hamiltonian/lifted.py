@@ -55,8 +55,8 @@ import math
 
 import attrs
 import numpy as np
-from scipy import special
 
+from ladder_mcmc.arrays import namespace, special
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.validation import (
@@ -128,16 +128,20 @@ class LiftedLeapfrog(Leapfrog):
 
 def quantiles(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(u, 1 − u)`` with ``u = P(|Z| ≤ |z|) = erf(|z|/√2)``, each accurate in its own tail."""
-    t = np.abs(z) / _SQRT2
-    return special.erf(t), special.erfc(t)
+    xp = namespace(z)
+    t = xp.abs(z) / _SQRT2
+    functions = special(xp)
+    return functions.erf(t), functions.erfc(t)
 
 
 def from_quantiles(u: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``|z|`` from ``(u, q = 1 − u)``: ``√2 erf⁻¹(u)`` for ``u ≤ ½``, else ``√2 erfc⁻¹(q)``."""
+    xp = namespace(u, q)
+    functions = special(xp)
     with np.errstate(all="ignore"):
-        small = _SQRT2 * special.erfinv(np.minimum(u, 0.5))
-        large = _SQRT2 * special.erfcinv(np.minimum(q, 0.5))
-    return np.where(u <= 0.5, small, large)
+        small = _SQRT2 * functions.erfinv(xp.minimum(u, 0.5))
+        large = _SQRT2 * functions.erfcinv(xp.minimum(q, 0.5))
+    return xp.where(u <= 0.5, small, large)
 
 
 def lifted_uniform_step(
@@ -149,16 +153,17 @@ def lifted_uniform_step(
     ``0 ≤ δ ≤ 1`` (one reflection at most). Returns ``(u', q', s')``; ``s'`` is
     ``-s`` exactly where the move was reflected.
     """
+    xp = namespace(u, q, lift, delta)
     up = lift > 0
     over = up & (q < delta)  # u + δ > 1: u' = 2 − u − δ, i.e. q' = δ − q
     under = ~up & (u < delta)  # u − δ < 0: u' = δ − u
-    u_new = np.where(up, u + delta, u - delta)
-    q_new = np.where(up, q - delta, q + delta)
+    u_new = xp.where(up, u + delta, u - delta)
+    q_new = xp.where(up, q - delta, q + delta)
     q_over = delta - q
     u_under = delta - u
-    u_new = np.where(over, 1.0 - q_over, np.where(under, u_under, u_new))
-    q_new = np.where(over, q_over, np.where(under, 1.0 - u_under, q_new))
-    return u_new, q_new, np.where(over | under, -lift, lift)
+    u_new = xp.where(over, 1.0 - q_over, xp.where(under, u_under, u_new))
+    q_new = xp.where(over, q_over, xp.where(under, 1.0 - u_under, q_new))
+    return u_new, q_new, xp.where(over | under, -lift, lift)
 
 
 def _as_jitter(value: object) -> float:
@@ -252,7 +257,7 @@ class LiftedQuantileRefresh(Refresh):
         lift = state_field(state, "lift", "LiftedQuantileRefresh", _LIFTED_STATE)
         v = state.v
         z = self.kinetic.to_normal(v)
-        sign = np.where(z < 0, -1.0, 1.0)
+        sign = namespace(z).where(z < 0, -1.0, 1.0)
         u, q = quantiles(z)
         if self.jitter:
             delta = self.delta * (1.0 + self.jitter * (2.0 * rng.random((v.shape[0], 1)) - 1.0))
@@ -294,9 +299,10 @@ class LiftResampleRefresh(Refresh):
 
     def __call__(self, state, direction, rng):
         lift = state_field(state, "lift", "LiftResampleRefresh", _LIFTED_STATE)
-        redraw = rng.random(lift.shape) < float(self.prob)
-        fresh = np.where(rng.random(lift.shape) < 0.5, 1.0, -1.0)
-        return attrs.evolve(state, lift=np.where(redraw, fresh, lift)), direction
+        xp = namespace(lift)
+        redraw = rng.random(lift.shape) < self.prob
+        fresh = xp.where(rng.random(lift.shape) < 0.5, 1.0, -1.0)
+        return attrs.evolve(state, lift=xp.where(redraw, fresh, lift)), direction
 
     def describe(self) -> dict:
         return {"refresh": "LiftResampleRefresh", "prob": float(self.prob)}

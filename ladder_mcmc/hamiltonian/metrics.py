@@ -18,10 +18,9 @@ def _row_dot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
 
 
-#: ``row_dot(a, b)[i] = Σ_j a[i, j] b[i, j]`` for real (chains, dim) arrays: the
-#: ``vecdot`` ufunc where numpy has it (numpy ≥ 2; about half the call cost of
-#: ``einsum`` on a small batch), ``einsum`` before. Every kinetic energy of the
-#: package goes through it, so the drivers agree to the last bit.
+#: ``row_dot(a, b)[i] = Σ_j a[i, j] b[i, j]`` for real (chains, dim) numpy arrays: the
+#: ``vecdot`` ufunc where numpy has it (numpy ≥ 2), ``einsum`` before. Every Gaussian
+#: kinetic energy of the package goes through it (one rounding for every caller).
 _numpy_row_dot = getattr(np, "vecdot", _row_dot_einsum)
 
 
@@ -176,18 +175,3 @@ class Metric:
     def describe(self) -> dict:
         m = self.inverse_mass
         return {"metric": "identity" if m is None else ("diagonal" if m.ndim == 1 else "dense")}
-
-    @property
-    def gaussian_metric(self) -> Metric | None:
-        """This metric: the declared capability of a kinetic energy that is ``½ vᵀ M⁻¹ v``.
-
-        See :class:`ladder_mcmc.hamiltonian.kinetic.KineticEnergy`. Declared by this class only:
-        a subclass (which may compute otherwise) declares nothing (``None``) unless
-        it defines ``gaussian_metric`` itself.
-        """
-        return self
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "gaussian_metric" not in vars(cls):
-            cls.gaussian_metric = None  # type: ignore[assignment]

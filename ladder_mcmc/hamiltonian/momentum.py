@@ -1,27 +1,24 @@
 """The momentum refreshes of the leapfrog ladder: partial refresh ``R(β)`` (paper, section 3.3.3).
 
 * :class:`MomentumRefresh` — ``v' = √(1−β) v + √β n``, ``n ~ N(0, M)``, on a Gaussian
-  kinetic energy (:class:`~ladder_mcmc.hamiltonian.metrics.Metric`): the paper's refresh,
-  and the one the leapfrog fast path of the ragged schedule recognises
-  (``gaussian_partial_refresh``);
+  kinetic energy (:class:`~ladder_mcmc.hamiltonian.metrics.Metric`): the paper's refresh;
 * :class:`NormalizedMomentumRefresh` — the same blend in normal coordinates
   ``z = T(d·v)`` for any kinetic energy with an exact normal transform
   (:class:`~ladder_mcmc.hamiltonian.kinetic.PowerKinetic`): exact for every ``β``.
 
 Both are :class:`~ladder_mcmc.ladder.refresh.Refresh` operators and declare the kinetic
 energy whose momentum law they keep (``kinetic_energies``), which ``Ladder`` holds to
-the map's.
+the map's. Both are written against the namespace of their inputs
+(:mod:`ladder_mcmc.arrays`); ``β`` is a traced leaf of a compiled kernel (warm-up adapts it).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import attrs
 
 from ladder_mcmc.arrays import TRACED, is_traced, namespace
-
 from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.refresh import Refresh
@@ -72,8 +69,8 @@ class MomentumRefresh(Refresh):
     metric: Metric = attrs.field(factory=Metric)
 
     def __attrs_post_init__(self) -> None:
-        gaussian = getattr(self.metric, "gaussian_metric", self.metric) is not None
-        if self.beta != 1 and not gaussian:
+        partial = is_traced(self.beta) or self.beta != 1
+        if partial and not isinstance(self.metric, Metric):
             raise ValueError(
                 f"MomentumRefresh(beta={self.beta!r}) on the non-Gaussian kinetic energy "
                 f"{self.metric!r}: blending √(1−β) v + √β n keeps only a Gaussian momentum "
@@ -100,9 +97,16 @@ class MomentumRefresh(Refresh):
         v = state.v
         noise = direction[:, None] * self.metric.sample_momentum(rng, v.shape)
         beta = self.beta
-        if not is_traced(beta) and beta == 1:
-            return attrs.evolve(state, v=noise), direction
-        return attrs.evolve(state, v=_sqrt(1.0 - beta) * v + _sqrt(beta) * noise), direction
+        if not is_traced(beta):
+            if beta == 1:
+                return attrs.evolve(state, v=noise), direction
+            return attrs.evolve(
+                state, v=math.sqrt(1.0 - beta) * v + math.sqrt(beta) * noise
+            ), direction
+        # β traced (a compiled kernel): β = 1 is a value, not a branch; the redraw exactly
+        xp = namespace(noise, beta)
+        blend = xp.sqrt(1.0 - beta) * v + xp.sqrt(beta) * noise
+        return attrs.evolve(state, v=xp.where(beta == 1, noise, blend)), direction
 
     def describe(self) -> dict:
         return {"refresh": "MomentumRefresh", "beta": self.beta, **self.metric.describe()}
@@ -111,21 +115,6 @@ class MomentumRefresh(Refresh):
     def kinetic_energies(self) -> tuple:
         """``(metric,)``: the momenta are drawn from ``metric``'s ``exp(-K)``."""
         return (self.metric,)
-
-    @property
-    def gaussian_partial_refresh(self) -> tuple[Any, Metric] | None:
-        """``(β, metric)`` when ``metric`` declares itself Gaussian (``gaussian_metric``).
-
-        Declared by this class only: a subclass declares nothing (``None``) unless it
-        defines ``gaussian_partial_refresh`` itself.
-        """
-        metric = getattr(self.metric, "gaussian_metric", None)
-        return None if metric is None else (self.beta, metric)
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "gaussian_partial_refresh" not in vars(cls):
-            cls.gaussian_partial_refresh = Refresh.gaussian_partial_refresh
 
 
 @attrs.frozen
@@ -167,8 +156,20 @@ class NormalizedMomentumRefresh(Refresh):
     True
     """
 
-    beta: float = attrs.field(converter=as_beta)
+    beta: float = attrs.field(converter=as_beta, metadata=TRACED)
     kinetic: PowerKinetic = attrs.field()
+    #: ``β = 1``: a full redraw (``kinetic.sample_momentum``, uniforms) rather than the
+    #: blend (normals). Which numbers the refresh draws is part of a compiled kernel's
+    #: structure, so this is a static field: ``β == 1`` for a ``β`` known on the host; for
+    #: a ``β`` traced inside a compiled function (a part rebuilt there) the value given,
+    #: as ``attrs.evolve`` passes it on, or the blend.
+    full: bool | None = attrs.field(default=None, kw_only=True, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not is_traced(self.beta):
+            object.__setattr__(self, "full", self.beta == 1)
+        elif self.full is None:
+            object.__setattr__(self, "full", False)
 
     @kinetic.validator
     def _check_kinetic(self, _attr, value) -> None:
@@ -186,12 +187,13 @@ class NormalizedMomentumRefresh(Refresh):
 
     def __call__(self, state, direction, rng):
         v = state.v
-        d = direction[:, None].astype(float)
-        if self.beta == 1:
+        xp = namespace(v, direction)
+        d = direction[:, None].astype(xp.float64)
+        if self.full:
             v_new = d * self.kinetic.sample_momentum(rng, v.shape)
         else:
             z = self.kinetic.to_normal(d * v)
-            z = math.sqrt(1.0 - self.beta) * z + math.sqrt(self.beta) * rng.standard_normal(v.shape)
+            z = _sqrt(1.0 - self.beta) * z + _sqrt(self.beta) * rng.standard_normal(v.shape)
             v_new = d * self.kinetic.from_normal(z)
         return attrs.evolve(state, v=v_new), direction
 

@@ -23,7 +23,7 @@ Deciding whether ``ℓ*(ζ) ∈ {ℓ − 1, ℓ}`` needs the probes at levels ``
 ``M 2^ℓ + C(ℓ)`` (:meth:`RefinedLeapfrog.cost_of` plus the law, ``AuxiliaryMap.cost_of``).
 Once per step, the redraw probes the levels ``0 … min(ℓ*, ℓ_max − 1)``, ``C(ℓ*)``
 (:meth:`RefinementLaw.sample_with_cost`), and the law at the refreshed origin costs
-``C(ℓ)`` again: the drivers record both (``Trace.step_overhead``), so
+``C(ℓ)`` again: the engine records both (``Trace.step_overhead``), so
 ``Trace.grad_evals`` counts every gradient of the steps.
 
 **One level per step.** All rungs of a step are iterates of one map ``L_ℓ`` (§1: the
@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
 from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, auxiliary_lahmc, phase_energy
@@ -51,13 +52,26 @@ from ladder_mcmc.validation import attrs_converter, positive_finite, positive_in
 
 __all__ = ["RefinedLeapfrog", "RefinementLaw", "refined_lahmc"]
 
+#: ``log ½``, the law's mass at each of its two levels
+_LOG_HALF = float(np.log(0.5))
+
 
 def _refined_run(
     family: LeapfrogFamily, state: PhaseState, levels: np.ndarray, macro: int
 ) -> PhaseState:
-    """``macro 2^ℓ`` steps of size ``ε / 2^ℓ`` for each chain's level ``ℓ``."""
-    levels = np.asarray(levels, dtype=np.int64)
+    """``macro 2^ℓ`` steps of size ``ε / 2^ℓ`` for each chain's level ``ℓ``.
+
+    On numpy the chains are grouped by level (one integration per level); on JAX values
+    one masked integration with a step per chain (the same arithmetic on each row:
+    ``ε / 2^ℓ`` is exact).
+    """
+    xp = namespace(state.x, levels)
     eps = float(family.step_size)
+    if xp is not np:
+        levels = xp.asarray(levels, dtype=xp.int64)
+        scale = 2**levels
+        return family.run(state, (eps / scale.astype(xp.float64))[:, None], macro * scale)
+    levels = np.asarray(levels, dtype=np.int64)
     values = np.unique(levels)
     if values.size == 1:
         k = int(values[0])
@@ -112,20 +126,22 @@ class RefinementLaw(AuxiliaryLaw):
     def probe_error(self, state: PhaseState, level: int) -> np.ndarray:
         """``e_ℓ(ζ)``: the larger energy error of the probe from ``(x, v)`` and ``(x, −v)``."""
         family = self._family()
+        xp = namespace(state.x)
         h0 = phase_energy(self.metric, state)
-        levels = np.full(state.x.shape[0], level)
+        levels = xp.full(state.x.shape[0], level, dtype=xp.int64)
         with np.errstate(all="ignore"):
             ahead = _refined_run(family, state, levels, self.probe_steps)
             behind = _refined_run(family, family.flip(state, None), levels, self.probe_steps)
-            err = np.maximum(
-                np.abs(phase_energy(self.metric, ahead) - h0),
-                np.abs(phase_energy(self.metric, behind) - h0),
+            err = xp.maximum(
+                xp.abs(phase_energy(self.metric, ahead) - h0),
+                xp.abs(phase_energy(self.metric, behind) - h0),
             )
-        return np.where(np.isnan(err), np.inf, err)
+        return xp.where(xp.isnan(err), xp.inf, err)
 
     def probe_cost(self, alpha: Any) -> np.ndarray:
         """``C(ℓ) = Σ_{k ≤ min(ℓ, ℓ_max − 1)} 2 P 2^k``: the probes at levels ``0 … ℓ``."""
-        top = np.clip(np.asarray(alpha, dtype=np.int64), 0, self.max_level - 1)
+        xp = namespace(alpha)
+        top = xp.clip(xp.asarray(alpha, dtype=xp.int64), 0, self.max_level - 1)
         return 2 * self.probe_steps * (2 ** (top + 1) - 1)
 
     def log_prob_cost(self, alpha: Any, state: PhaseState) -> np.ndarray:
@@ -135,10 +151,18 @@ class RefinementLaw(AuxiliaryLaw):
     def first_accurate(self, state: PhaseState, depth: np.ndarray) -> np.ndarray:
         """Per chain, the first ``ℓ ≤ depth`` with ``e_ℓ ≤ δ``, or ``depth + 1`` if none.
 
-        Probes every level ``0 … depth`` of each chain (``depth < ℓ_max``).
+        Probes every level ``0 … depth`` of each chain (``depth < ℓ_max``): on numpy the
+        chains that need a level, on JAX values every chain at every level below
+        ``ℓ_max``, the others' results discarded.
         """
-        n = state.x.shape[0]
+        xp = namespace(state.x, depth)
         first = depth + 1
+        if xp is not np:
+            for level in range(self.max_level):
+                ok = self.probe_error(state, level) <= self.threshold
+                first = xp.where(ok & (depth >= level) & (first > level), level, first)
+            return first
+        n = state.x.shape[0]
         for level in range(int(depth.max(initial=-1)) + 1):
             rows = np.flatnonzero(depth >= level)
             ok = self.probe_error(batch.take(state, rows), level) <= self.threshold
@@ -148,19 +172,29 @@ class RefinementLaw(AuxiliaryLaw):
 
     def log_prob(self, alpha: Any, state: PhaseState) -> np.ndarray:
         """``log ½`` (or ``0`` at ``ℓ_max``, when no coarser level is accurate), ``−inf`` else."""
-        ell = np.asarray(alpha, dtype=np.int64)
+        xp = namespace(state.x, alpha)
+        ell = xp.asarray(alpha, dtype=xp.int64)
         top = self.max_level
-        depth = np.clip(ell, 0, top - 1)
+        depth = xp.clip(ell, 0, top - 1)
         first = self.first_accurate(state, depth)  # ℓ* if ≤ depth, else "> depth"
-        half = np.log(0.5)
-        lower = np.where((first == ell) | (first == ell - 1), half, -np.inf)
-        at_top = np.where(first == top - 1, half, np.where(first == top, 0.0, -np.inf))
-        out = np.where(ell == top, at_top, lower)
-        return np.where((ell < 0) | (ell > top), -np.inf, out)
+        lower = xp.where((first == ell) | (first == ell - 1), _LOG_HALF, -xp.inf)
+        at_top = xp.where(first == top - 1, _LOG_HALF, xp.where(first == top, 0.0, -xp.inf))
+        out = xp.where(ell == top, at_top, lower)
+        return xp.where((ell < 0) | (ell > top), -xp.inf, out)
 
     def level_star(self, state: PhaseState) -> np.ndarray:
-        """``ℓ*(ζ)``, probing from level 0 up until a level is accurate."""
+        """``ℓ*(ζ)``, probing from level 0 up until a level is accurate (on JAX values, every
+        level below ``ℓ_max`` for every chain, the first accurate one kept)."""
+        xp = namespace(state.x)
         n = state.x.shape[0]
+        if xp is not np:
+            star = xp.full(n, self.max_level, dtype=xp.int64)
+            found = xp.zeros(n, dtype=bool)
+            for level in range(self.max_level):
+                ok = self.probe_error(state, level) <= self.threshold
+                star = xp.where(ok & ~found, level, star)
+                found = found | ok
+            return star
         star = np.full(n, self.max_level, dtype=np.int64)
         rows = np.arange(n)
         for level in range(self.max_level):
@@ -180,7 +214,8 @@ class RefinementLaw(AuxiliaryLaw):
         ``ℓ*``, :meth:`level_star`)."""
         star = self.level_star(state)
         u = rng.random(star.shape[0])
-        level = np.where(star < self.max_level, star + (u < 0.5), star).astype(np.int64)
+        xp = namespace(star, u)
+        level = xp.where(star < self.max_level, star + (u < 0.5), star).astype(xp.int64)
         return level, self.probe_cost(star)
 
     def describe(self) -> dict:
@@ -213,7 +248,8 @@ class RefinedLeapfrog(LeapfrogFamily):
 
     def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
         """``M 2^ℓ``: the integration (``AuxiliaryMap`` adds the law's probes ``C(ℓ)``)."""
-        return (int(self.n_steps) * 2 ** np.asarray(alpha, dtype=np.int64)).astype(np.int64)
+        xp = namespace(alpha)
+        return (int(self.n_steps) * 2 ** xp.asarray(alpha, dtype=xp.int64)).astype(xp.int64)
 
     def describe(self) -> dict:
         return {**super().describe(), "n_steps": int(self.n_steps)}

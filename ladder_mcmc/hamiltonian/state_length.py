@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.hamiltonian.kinetic import (
     KineticEnergy,  # noqa: F401 - inherited __init__ annotations
 )
@@ -65,11 +66,13 @@ class StateLengthLeapfrog(LeapfrogFamily):
 
     def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
         """``n = alpha[i]`` steps of size ``ε`` for chain ``i``."""
-        return self.run(state, float(self.step_size), np.asarray(alpha, dtype=np.int64))
+        xp = namespace(alpha)
+        return self.run(state, self.step_size, xp.asarray(alpha, dtype=xp.int64))
 
     def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
         """Gradient evaluations of one application: ``n`` per chain (the law costs none)."""
-        return np.asarray(alpha, dtype=np.int64)
+        xp = namespace(alpha)
+        return xp.asarray(alpha, dtype=xp.int64)
 
 
 def _as_low(value: object) -> float:
@@ -106,37 +109,44 @@ class LocalLengthLaw(AuxiliaryLaw):
     scale: Callable[[np.ndarray], np.ndarray] | None = None
 
     def local_scale(self, state: PhaseState) -> np.ndarray:
-        """``s(x)`` per chain."""
+        """``s(x)`` per chain (a ``scale`` hint is called on the positions as they are:
+        numpy arrays, or JAX values inside the compiled loop)."""
+        xp = namespace(state.x, state.grad)
         if self.scale is not None:
-            return np.asarray(self.scale(np.asarray(state.x)), dtype=float)
-        grad = np.asarray(state.grad, dtype=float)
+            return xp.asarray(self.scale(state.x), dtype=xp.float64)
+        grad = xp.asarray(state.grad, dtype=xp.float64)
         with np.errstate(all="ignore"):
-            return np.sqrt(grad.shape[1]) / np.linalg.norm(grad, axis=1)
+            return xp.sqrt(grad.shape[1]) / xp.linalg.norm(grad, axis=1)
 
     def nominal(self, state: PhaseState) -> np.ndarray:
         """``N(x)`` per chain (``N_max`` where the scale is not finite)."""
+        scale = self.local_scale(state)
+        xp = namespace(scale)
         with np.errstate(all="ignore"):
-            raw = np.round(self.time * self.local_scale(state) / self.step_size)
-        raw = np.where(np.isnan(raw), self.max_steps, raw)
-        return np.clip(raw, 1, self.max_steps).astype(np.int64)
+            raw = xp.round(self.time * scale / self.step_size)
+        raw = xp.where(xp.isnan(raw), self.max_steps, raw)
+        return xp.clip(raw, 1, self.max_steps).astype(xp.int64)
 
     def bounds(self, state: PhaseState) -> tuple[np.ndarray, np.ndarray]:
         """``(⌈c N⌉, N)`` per chain: the range of ``n``."""
         top = self.nominal(state)
-        return np.maximum(1, np.ceil(self.low * top)).astype(np.int64), top
+        xp = namespace(top)
+        return xp.maximum(1, xp.ceil(self.low * top)).astype(xp.int64), top
 
     def log_prob(self, alpha: Any, state: PhaseState) -> np.ndarray:
         """``−log(N − ⌈c N⌉ + 1)`` in range, ``−inf`` outside."""
         lo, hi = self.bounds(state)
-        n = np.asarray(alpha)
+        xp = namespace(lo, alpha)
+        n = xp.asarray(alpha)
         inside = (n >= lo) & (n <= hi)
-        return np.where(inside, -np.log(hi - lo + 1.0), -np.inf)
+        return xp.where(inside, -xp.log(hi - lo + 1.0), -xp.inf)
 
     def sample(self, state: PhaseState, rng: Any) -> np.ndarray:
         """``⌈c N⌉ + ⌊u (N − ⌈c N⌉ + 1)⌋`` from one uniform per chain."""
         lo, hi = self.bounds(state)
         u = rng.random(lo.shape[0])
-        return lo + np.minimum(np.floor(u * (hi - lo + 1)).astype(np.int64), hi - lo)
+        xp = namespace(lo, u)
+        return lo + xp.minimum(xp.floor(u * (hi - lo + 1)).astype(xp.int64), hi - lo)
 
     def describe(self) -> dict:
         return {

@@ -28,8 +28,9 @@ import math
 import attrs
 import numpy as np
 
+from ladder_mcmc.arrays import fori_loop, is_jax, is_traced, namespace
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
-from ladder_mcmc.models.targets import energy_and_grad
+from ladder_mcmc.models.targets import energy_and_grad, gradient
 from ladder_mcmc.validation import positive_finite
 
 
@@ -76,27 +77,43 @@ class TemperedLeapfrog(Leapfrog):
     heat: float = attrs.field(default=1.0, validator=_check_heat)
 
     def integrate(self, x: np.ndarray, v: np.ndarray, grad: np.ndarray) -> PhaseState:
-        """The tempered rung from ``(x, v)`` (``v`` already times the direction)."""
-        eps = float(self.step_size)
+        """The tempered rung from ``(x, v)`` (``v`` already times the direction).
+
+        Step ``i`` of ``M``: ``v ← √α v`` if ``i < ⌊M/2⌋``, kick ``ε/2``, drift ``ε``,
+        kick ``ε/2``, ``v ← v / √α`` if ``i ≥ M − ⌊M/2⌋`` (a factor of 1 otherwise, which
+        is exact); the gradient of the last drift comes with the energy. ``n_steps``
+        may be traced: the first ``M − 1`` steps are a ``fori_loop``.
+        """
+        eps = self.step_size
         vel = self.metric.velocity
-        grad_fn = self.target.grad
-        m = int(self.n_steps)
+        target = self.target
+        m = self.n_steps
         half = m // 2
-        up = math.pow(float(self.heat), 0.5 / half) if half else 1.0
-        g = grad
-        e = None
-        for i in range(m):
-            if i < half:
-                v = v * up
-            v = v - (0.5 * eps) * g
+        xp = namespace(x, v, grad, eps, m)
+        if is_traced(m) or is_jax(m):
+            up = xp.where(half > 0, float(self.heat) ** (0.5 / xp.maximum(half, 1)), 1.0)
+        else:
+            up = math.pow(float(self.heat), 0.5 / half) if half else 1.0
+
+        def heat_up(i, v):
+            return v * xp.where(i < half, up, 1.0)
+
+        def cool_down(i, v):
+            return v / xp.where(i >= m - half, up, 1.0)
+
+        def step(i, xvg):
+            x, v, g = xvg
+            v = heat_up(i, v) - (0.5 * eps) * g
             x = x + eps * vel(v)
-            if i == m - 1:
-                e, g = energy_and_grad(self.target, x)
-            else:
-                g = np.asarray(grad_fn(x), dtype=float)
-            v = v - (0.5 * eps) * g
-            if i >= m - half:
-                v = v / up
+            g = gradient(target, x)
+            return x, cool_down(i, v - (0.5 * eps) * g), g
+
+        x, v, g = fori_loop(0, m - 1, step, (x, v, grad))
+        last = m - 1
+        v = heat_up(last, v) - (0.5 * eps) * g
+        x = x + eps * vel(v)
+        e, g = energy_and_grad(target, x)
+        v = cool_down(last, v - (0.5 * eps) * g)
         return PhaseState(x=x, v=v, energy=e, grad=g)
 
     def describe(self) -> dict:

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ladder_mcmc import ComposedRefresh, DirectionRefresh, Ladder
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.ladder import (
     FLIP,
     AuxiliaryRefresh,
@@ -166,7 +167,8 @@ class FallThroughMetropolisRule(Rule):
     """HMC written with a fall-through rung: stage 0 computes ``L ζ``; stop = flip with
     probability ``1 − min(1, r)``, else fall through to ``L ζ`` (code 1).
 
-    The same kernel as ``LookAheadRule(1)``, reached through ``fallthrough > 0``.
+    The same kernel as ``LookAheadRule(1)``, reached through ``fallthrough > 0``. Written
+    with the namespace of its input, as the shipped rules are: it runs in the compiled loop.
     """
 
     positions = (1,)
@@ -174,7 +176,7 @@ class FallThroughMetropolisRule(Rule):
     fallthrough = 1
 
     def update(self, memory, stage, ratio):
-        return memory, 1 - np.minimum(1, ratio)
+        return memory, 1 - namespace(ratio).minimum(1, ratio)
 
 
 def fallthrough_property(make_rule=FallThroughMetropolisRule, max_examples: int = 300, **kw):

@@ -5,10 +5,12 @@ checks of ``ladder_mcmc.diagnostics``, a function with
 one step left out), so that the checks of ``ladder_mcmc.verify`` and the tests of
 the run checks can be shown to catch it
 (``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
-The choice of the leapfrog fast path is mutated in its source instead
-(:data:`SELECTION_MUTANTS`, :func:`selection_mutant`): the driver-equivalence
-property (``tests/unit/driver_equivalence.py``) must catch each. So is the ragged
-driver's sum of log Jacobians (:data:`RAGGED_JACOBIAN_MUTANTS`, :func:`source_mutant`).
+The engine is mutated in its source instead (:data:`ENGINE_MUTANTS`,
+:func:`install_engine_mutant`): the ragged step (``engine/ragged.py``), the compiled
+loop (``engine/jax_loop.py``) and its pre-drawn numbers (``engine/block_draws.py``); the
+composition property (``tests/unit/driver_equivalence.py``) or a dedicated test must catch
+each (``tests/mutation/test_engine_mutants.py``). So is the ragged step's sum of log
+Jacobians (:data:`RAGGED_JACOBIAN_MUTANTS`).
 The mutants of a parameter with a state-dependent law (docs/design.md §14) break the
 finite model (:class:`~ladder_mcmc.verify.AuxiliaryLadder` subclasses), the refresh order
 or the sampled map (``tests/mutation/test_auxiliary_mutants.py``).
@@ -26,7 +28,7 @@ from exact_properties import FallThroughMetropolisRule  # tests/exact, on the pa
 
 from ladder_mcmc.diagnostics.ess import _rhat_rows, _split_rows, _z_scale
 from ladder_mcmc.diagnostics.gradient import _gradient_error
-from ladder_mcmc.drivers import _leapfrog, ragged
+from ladder_mcmc.engine import block_draws, jax_loop, numpy_loop, ragged
 from ladder_mcmc.hamiltonian import Leapfrog, MomentumRefresh, PhaseState
 from ladder_mcmc.ladder import (
     STAY,
@@ -131,73 +133,6 @@ class LinearRefresh(MomentumRefresh):
         return attrs.evolve(state, v=v_new), direction
 
 
-# ---- the driver selection (``ragged_leapfrog.declared``): (old source, new source) pairs
-SELECTION_MUTANTS = {
-    # back to exact types, with the kinetic energy taken for a metric (the reviewed bug:
-    # a PowerKinetic leapfrog ran with the Gaussian kinetic energy)
-    "exact types": [
-        (
-            """    if not getattr(kernel.map, "plain_leapfrog", False) and not jittered:
-        return None
-    metric = getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)
-    rungs = getattr(kernel.rule, "look_ahead_rungs", None)
-""",
-            """    if type(kernel.map) is not Leapfrog and not jittered:
-        return None
-    if type(kernel.rule).__name__ != "LookAheadRule":
-        return None
-    metric, rungs = kernel.map.metric, kernel.rule.max_rungs
-""",
-        ),
-        (
-            'partial = getattr(kernel.refresh, "gaussian_partial_refresh", None)',
-            "partial = (kernel.refresh.beta, kernel.refresh.metric) "
-            'if type(kernel.refresh).__name__ == "MomentumRefresh" else None',
-        ),
-    ],
-    # the kinetic energy taken for a Gaussian metric, whatever it declares
-    "kinetic declaration ignored": [
-        (
-            'getattr(getattr(kernel.map, "kinetic_energy", None), "gaussian_metric", None)',
-            "kernel.map.kinetic_energy",
-        )
-    ],
-    # every leapfrog-like map (Yoshida4, TemperedLeapfrog, ...) taken for the leapfrog
-    "map declaration ignored": [
-        ('getattr(kernel.map, "plain_leapfrog", False)', 'hasattr(kernel.map, "step_size")')
-    ],
-    # the rule's K read from any rule with max_rungs (PersistentUniformRule, reduced flips)
-    "rule declaration ignored": [
-        (
-            'getattr(kernel.rule, "look_ahead_rungs", None)',
-            'getattr(kernel.rule, "max_rungs", None)',
-        )
-    ],
-    # a jittered-length map run with a fixed length: its LengthJitter taken for no refresh
-    "length law ignored": [
-        (
-            "elif law is not None and lengths is None:\n            lengths = law\n",
-            "elif law is not None and lengths is None:\n            lengths = None\n",
-        )
-    ],
-    # each chain's n ignored: every rung integrates the map's n_steps
-    "lengths ignored": [
-        (
-            "x, p, e, g = kp.rung_lengths(xc, pc, gc, lengths)",
-            "x, p, e, g = kp.rung(xc, pc, gc)",
-        )
-    ],
-    # a composition taken for its first part (MomentumRefresh + DirectionRefresh)
-    "refresh declaration ignored": [
-        (
-            'getattr(kernel.refresh, "gaussian_partial_refresh", None)',
-            'getattr(getattr(kernel.refresh, "parts", (kernel.refresh,))[0], '
-            '"gaussian_partial_refresh", None)',
-        )
-    ],
-}
-
-
 def source_mutant(module: types.ModuleType, changes: list[tuple[str, str]]) -> types.ModuleType:
     """``module``'s source with each ``(old, new)`` of ``changes`` applied, run as a new
     module."""
@@ -208,12 +143,6 @@ def source_mutant(module: types.ModuleType, changes: list[tuple[str, str]]) -> t
     mutant = types.ModuleType(module.__name__.rsplit(".", 1)[-1] + "_mutant")
     exec(compile(source, mutant.__name__, "exec"), mutant.__dict__)
     return mutant
-
-
-def selection_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
-    """The fast path's source (``ladder_mcmc.drivers._leapfrog``) with each ``(old, new)``
-    of ``changes`` applied, run as a new module."""
-    return source_mutant(_leapfrog, changes)
 
 
 # ---- maps that change volume (docs/design.md §13)
@@ -271,29 +200,166 @@ class BackwardSignWalk(LogScaleWalk):
         return _backward_sign(self, state, moved, direction)
 
 
-# ---- the ragged driver's sum of log Jacobians: (old source, new source) pairs
+# ---- the engine: (old source, new source) pairs per module, applied by install_engine_mutant
+_JACOBIAN_SUM = """        log_jacobian = xp.where(
+            xp.asarray(plan.from_origin)[stage], step_jac, log_jacobian + step_jac
+        )"""
+
+#: the ragged step's sum of log Jacobians along the ladder (docs/design.md §13)
 RAGGED_JACOBIAN_MUTANTS = {
     # restarted at the first stage only, not where a stage starts again from the origin
     # (the backward rungs of the reduced-flip rules)
-    "not restarted at a jump": [
-        (
-            "logjac = np.where(origin_tab[stage], step_jac, logjac + step_jac)",
-            "logjac = np.where(stage == 0, step_jac, logjac + step_jac)",
-        )
-    ],
+    "not restarted at a jump": {
+        "ragged": [
+            (
+                _JACOBIAN_SUM,
+                _JACOBIAN_SUM.replace("xp.asarray(plan.from_origin)[stage]", "stage == 0"),
+            )
+        ]
+    },
     # the Jacobian of the latest map application only, not summed along the ladder
-    "not summed": [
-        (
-            "logjac = np.where(origin_tab[stage], step_jac, logjac + step_jac)",
-            "logjac = step_jac",
-        )
-    ],
+    "not summed": {"ragged": [(_JACOBIAN_SUM, "        log_jacobian = step_jac")]},
+}
+
+#: deliberately broken engines: name -> {module: [(old, new), ...]}
+ENGINE_MUTANTS = {
+    **RAGGED_JACOBIAN_MUTANTS,
+    # ---- engine/ragged.py: whose random numbers move on, and when
+    "refresh stream of a decided chain not advanced": {
+        "ragged": [
+            (
+                "nxt_lp, draws.view(advance)",
+                "nxt_lp, draws.view(xp.zeros(done.shape, dtype=bool))",
+            )
+        ]
+    },
+    "refresh stream of an undecided chain advanced": {
+        "ragged": [("nxt_lp, draws.view(advance)", "nxt_lp, draws.view(None)")]
+    },
+    "next uniform drawn for every chain": {
+        "ragged": [
+            (
+                "draws.view(None if known(going_on.all()) else going_on)",
+                "draws.view(None)",
+            )
+        ]
+    },
+    # ---- the outcome
+    "fall-through taken for a flip": {
+        "ragged": [
+            (
+                "xp.asarray(plan.outcome)[stage], plan.fallthrough)",
+                "xp.asarray(plan.outcome)[stage], FLIP)",
+            )
+        ]
+    },
+    "a flip moves to the rung": {
+        "ragged": [("keep_old = done & ~accept", "keep_old = done & (code < 0)")]
+    },
+    # ---- the rule's memory and carry
+    "memory not restarted after a step": {
+        "ragged": [("memory=xp.where(done, 0.0, memory),", "memory=memory,")]
+    },
+    "carry not updated": {
+        "ragged": [
+            (
+                "carry = new_carry if everyone else batch.where(done, new_carry, carry)",
+                "carry = carry",
+            )
+        ]
+    },
+    "carry updated for undecided chains": {
+        "ragged": [
+            (
+                "carry = new_carry if everyone else batch.where(done, new_carry, carry)",
+                "carry = new_carry",
+            )
+        ]
+    },
+    # ---- what a step records
+    "first_prob of the latest stage": {
+        "ragged": [
+            (
+                "first_prob = xp.where(stage == 0, cumulative, rs.first_prob)",
+                "first_prob = cumulative",
+            )
+        ]
+    },
+    "non-finite count not restarted after a step": {
+        "ragged": [("non_finite=xp.where(done, 0, non_finite),", "non_finite=non_finite,")]
+    },
+    "map applications not restarted after a step": {
+        "ragged": [("n_moves=xp.where(done, 0, n_moves),", "n_moves=n_moves,")]
+    },
+    # ---- engine/jax_loop.py
+    "a finished chain still moving in the JAX loop": {
+        "jax_loop": [
+            (
+                "iterate(kernel, plan, rs, d, steps, rs.step < steps)",
+                "iterate(kernel, plan, rs, d, steps, rs.step >= 0)",
+            )
+        ]
+    },
+    "a step written to the next column": {
+        "jax_loop": [
+            (
+                "column = jnp.where(decided, step, width)",
+                "column = jnp.where(decided, step + 1, width)",
+            )
+        ]
+    },
+    # ---- engine/block_draws.py
+    "block offsets advanced for every chain": {
+        "block_draws": [
+            (
+                "step = k if self.advance is None else xp.where(self.advance, k, 0)",
+                "step = k",
+            )
+        ]
+    },
+    "block offsets one number off": {
+        "block_draws": [
+            (
+                "index = offset[:, None] + xp.arange(k)[None, :]",
+                "index = offset[:, None] + 1 + xp.arange(k)[None, :]",
+            )
+        ]
+    },
+    "normals read at the uniforms' offset": {
+        "block_draws": [
+            (
+                "offset = self.block.offsets[:, column]",
+                "offset = self.block.offsets[:, 0]",
+            )
+        ]
+    },
 }
 
 
-def ragged_mutant(changes: list[tuple[str, str]]) -> types.ModuleType:
-    """The ragged driver's source (``ladder_mcmc.drivers.ragged``) with ``changes`` applied."""
-    return source_mutant(ragged, changes)
+def install_engine_mutant(monkeypatch, changes: dict[str, list[tuple[str, str]]]) -> None:
+    """Make ``sample`` run on an engine built from its sources with ``changes`` applied
+    (``{"ragged" | "jax_loop" | "block_draws": [(old, new), ...]}``; ``{}`` for the
+    unmutated sources through the same harness).
+
+    The numpy loop's ``iterate`` and ``start`` are replaced by the mutated ragged module's;
+    the JAX backend's ``run_jax`` by that of a fresh copy of ``engine/jax_loop.py`` (its
+    own compiled function, so nothing compiled before is reused) that takes its step
+    from the mutated ragged module and its numbers from the mutated ``block_draws``.
+    The classes stay the library's (pytree registration, ``isinstance`` checks).
+    """
+    unknown = set(changes) - {"ragged", "jax_loop", "block_draws"}
+    assert not unknown, unknown
+    step = source_mutant(ragged, changes.get("ragged", []))
+    for name in ("Plan", "RaggedState", "StepRecord"):
+        setattr(step, name, getattr(ragged, name))
+    numbers = source_mutant(block_draws, changes.get("block_draws", []))
+    loop = source_mutant(jax_loop, changes.get("jax_loop", []))
+    loop.iterate, loop.start = step.iterate, step.start
+    for name in ("BlockDraws", "consumption", "draw_block"):
+        setattr(loop, name, getattr(numbers, name))
+    monkeypatch.setattr(numpy_loop, "iterate", step.iterate)
+    monkeypatch.setattr(numpy_loop, "start", step.start)
+    monkeypatch.setattr(jax_loop, "run_jax", loop.run_jax)
 
 
 # ---- a parameter with a state-dependent law (docs/design.md §14)

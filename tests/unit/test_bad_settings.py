@@ -33,9 +33,9 @@ from ladder_mcmc import (
     resume,
     sample,
 )
+from ladder_mcmc.hamiltonian.warmup import moments
 from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
 from ladder_mcmc.run import Recorder
-from ladder_mcmc.run.adaptation import regularised_covariance
 from ladder_mcmc.verify import FiniteLadder
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
@@ -75,7 +75,10 @@ def test_inverse_mass_asymmetric_by_rounding_is_accepted_and_made_symmetric():
 
 def test_dense_warmup_estimate_is_exactly_symmetric():
     x = np.random.default_rng(1).standard_normal((300, 5)) @ np.triu(np.ones((5, 5)))
-    cov = regularised_covariance(x, dense=True)
+    m = moments.init(5, True, np)
+    for step in np.split(x, 100):  # a warm-up window's steps, 3 chains each
+        m = moments.update(m, step)
+    cov = moments.regularised(m)
     assert np.array_equal(cov, cov.T)
     Metric(cov)
     trace = sample(lahmc(TARGET, 0.5, 3, 0.5), X0, 5, seed=0, warmup=200, dense_mass=True)

@@ -1,12 +1,13 @@
-"""The front door: what users imported before the package moved into subpackages still imports.
+"""The front door: the package's public names, where they live, and what ``import`` loads.
 
-* every name importable from ``ladder_mcmc`` before (and ``ChainStreams``);
-* the public namespaces ``ladder_mcmc.targets``, ``.rules``, ``.refresh``, ``.metrics``,
-  ``.kinetic``, ``.summary``, ``.finite``, ``.testing`` and ``.posteriors`` (with
-  ``posteriors.load`` and its submodules), each with every public name it had, the same
-  objects as in their new homes;
-* the former fast-path module's switch ``ragged_leapfrog.COMPILED`` still switches;
-* ``import ladder_mcmc`` imports none of the optional or test dependencies.
+* every name of ``ladder_mcmc.__all__`` (the names users imported before the package moved
+  into subpackages, ``ChainStreams`` and the later ones) imports from the top level;
+* every public name of the former namespaces (``ladder_mcmc.targets``, ``.rules``, …,
+  removed with ``former_paths``) imports from its home (``ladder_mcmc.models``,
+  ``.ladder``, ``.hamiltonian``, ``.diagnostics``, ``.verify``, ``.models.posteriors``),
+  and the former modules and the engine's former package (``ladder_mcmc.drivers``) are gone;
+* ``import ladder_mcmc`` imports none of the optional or test dependencies (JAX included:
+  the engine's JAX loop imports it when a run takes the JAX backend).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from pathlib import Path
 import pytest
 
 import ladder_mcmc
-from ladder_mcmc import former_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,14 +78,6 @@ NAMESPACES = {
     ),
 }  # fmt: skip
 
-#: further public names of the namespaces, found in their modules
-MORE_NAMES = {
-    "refresh": ["NO_REFRESH", "as_beta", "check_refresh_kinetic", "same_kinetic_energy"],
-    "metrics": ["SYMMETRY_RTOL"],
-    "summary": ["default_names"],
-    "finite": ["Row", "operator_index"],
-}
-
 POSTERIOR_MODULES = [
     "ark", "arma", "blr", "comparison", "eight_schools", "garch", "gauss_mix", "kidiq",
     "posterior", "references", "transforms",
@@ -105,60 +97,41 @@ def test_the_top_level_names_are_everything_all_says():
 
 
 @pytest.mark.parametrize("namespace", list(NAMESPACES))
-def test_every_public_namespace_imports_with_its_names(namespace):
+def test_every_former_namespace_name_imports_from_its_home(namespace):
     home_name, names = NAMESPACES[namespace]
-    module = importlib.import_module(f"ladder_mcmc.{namespace}")
     home = importlib.import_module(
         "ladder_mcmc" if home_name == "ladder_mcmc" else f"ladder_mcmc.{home_name}"
     )
-    for name in names + MORE_NAMES.get(namespace, []):
-        namespace_dict: dict = {}
-        exec(f"from ladder_mcmc.{namespace} import {name}", namespace_dict)
-        assert namespace_dict[name] is getattr(module, name)
-        if name in names:  # the same object as in its new home
-            assert getattr(module, name) is getattr(home, name), name
-    # reachable as an attribute of the package too, without an import of its own
-    assert getattr(ladder_mcmc, namespace) is module
+    for name in names:
+        found: dict = {}
+        exec(f"from {home.__name__} import {name}", found)
+        assert found[name] is getattr(home, name), name
 
 
-def test_a_module_that_moved_whole_is_its_new_module():
-    """The same module object: monkeypatching either patches both."""
-    for former, home in [
-        ("targets", "models.targets"),
-        ("metrics", "hamiltonian.metrics"),
-        ("summary", "diagnostics.summary"),
-        ("posteriors", "models.posteriors"),
-        ("checkpoint", "run.checkpoint"),
-    ]:
-        module = importlib.import_module(f"ladder_mcmc.{former}")
-        assert module is importlib.import_module(f"ladder_mcmc.{home}"), former
+@pytest.mark.parametrize(
+    "former", [*NAMESPACES, "checkpoint", "drivers", "ragged_leapfrog", "former_paths"]
+)
+def test_the_former_modules_are_gone(former):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"ladder_mcmc.{former}")
 
 
-def test_importing_the_former_hmc_module_leaves_the_hmc_function():
-    """``ladder_mcmc.hmc`` was a module and is a function (as it was after ``import
-    ladder_mcmc``): importing the former module, as a checkpoint naming
-    ``ladder_mcmc.hmc:PhaseState`` does, must not rebind it."""
-    former = importlib.import_module("ladder_mcmc.hmc")
-    assert former.PhaseState is ladder_mcmc.PhaseState and former.lahmc is ladder_mcmc.lahmc
+def test_the_hmc_function_is_the_top_level_hmc():
     assert callable(ladder_mcmc.hmc) and ladder_mcmc.hmc.__name__ == "hmc"
-    from ladder_mcmc.hmc import Leapfrog, hmc
+    from ladder_mcmc.hamiltonian import hmc
 
-    assert Leapfrog is ladder_mcmc.Leapfrog and hmc is ladder_mcmc.hmc
-    # every former module named like a name of the package is protected so
-    formers = set(former_paths.FORMER.values()) | set(former_paths.FORMER_NAMES.values())
-    shadowed = {f for f in formers if f.count(".") == 1 and f.split(".")[1] in ladder_mcmc.__all__}
-    assert shadowed == set(former_paths.SHADOWED)
+    assert hmc is ladder_mcmc.hmc
 
 
 @pytest.mark.parametrize("submodule", POSTERIOR_MODULES)
-def test_posterior_submodules_import_by_their_former_path(submodule):
-    former = importlib.import_module(f"ladder_mcmc.posteriors.{submodule}")
-    assert former is importlib.import_module(f"ladder_mcmc.models.posteriors.{submodule}")
+def test_posterior_submodules_import_from_their_home(submodule):
+    module = importlib.import_module(f"ladder_mcmc.models.posteriors.{submodule}")
+    assert module.__name__ == f"ladder_mcmc.models.posteriors.{submodule}"
 
 
-def test_posteriors_load_by_its_former_path():
-    from ladder_mcmc.posteriors import load, names
-    from ladder_mcmc.posteriors.references import ENV_VAR
+def test_posteriors_load_from_their_home():
+    from ladder_mcmc.models.posteriors import load, names
+    from ladder_mcmc.models.posteriors.references import ENV_VAR
 
     assert ENV_VAR == "LADDER_MCMC_POSTERIORDB"
     assert len(names()) == 7
@@ -170,19 +143,6 @@ def test_an_unknown_name_is_still_an_attribute_error():
         ladder_mcmc.no_such_module  # noqa: B018
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("ladder_mcmc.no_such_module")
-
-
-def test_the_former_fast_path_switch_sets_the_new_one(monkeypatch):
-    from ladder_mcmc import drivers, ragged_leapfrog
-
-    monkeypatch.setattr(drivers, "COMPILED", None)
-    ragged_leapfrog.COMPILED = False
-    try:
-        assert drivers.COMPILED is False and ragged_leapfrog.COMPILED is False
-        assert not ragged_leapfrog.compiled(10**6)
-    finally:
-        ragged_leapfrog.COMPILED = None
-    assert drivers.COMPILED is None
 
 
 def test_import_ladder_mcmc_imports_no_optional_dependency():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, sample
-from ladder_mcmc.drivers import ChainStreams
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 
 

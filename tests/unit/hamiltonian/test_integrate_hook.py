@@ -81,14 +81,6 @@ def test_a_new_splitting_is_a_valid_map_and_samples():
     assert trace.positions.shape == (5, 4, 3)
 
 
-def test_an_override_of_the_old_private_hook_is_refused():
-    with pytest.raises(TypeError, match="integrate"):
-
-        class Old(Leapfrog):  # noqa: F841
-            def _integrate(self, x, v, g):
-                return None
-
-
 def test_a_splitting_that_is_not_a_palindrome_is_refused():
     with pytest.raises(TypeError, match="palindromes"):
 

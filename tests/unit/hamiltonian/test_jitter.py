@@ -21,8 +21,8 @@ from ladder_mcmc.hamiltonian import (
     PhaseState,
     StepSizeJitter,
 )
+from ladder_mcmc.hamiltonian.warmup.parameters import with_hmc_parameters
 from ladder_mcmc.models import IllConditionedGaussian
-from ladder_mcmc.run.adaptation import with_hmc_parameters
 from ladder_mcmc.verify import assert_map, assert_one_step_invariance
 
 TARGET = IllConditionedGaussian(2, log_condition=1)

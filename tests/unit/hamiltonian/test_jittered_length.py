@@ -9,8 +9,10 @@
 * one-step invariance of the extended target ``p(x, v) q(n)``, and a refresh whose law of
   ``n`` depends on ``x`` caught by the same check;
 * exact gradient counts: the recorded costs equal the gradient rows a counting target
-  evaluates, on every driver and schedule, in blocks (checkpoints) and through ``sample``
-  and ``resume``.
+  evaluates, on both schedules, in blocks (checkpoints) and through ``sample`` and
+  ``resume``;
+* :func:`integrate_lengths` on JAX values (the masked loop of the compiled backend) is
+  the numpy loop's arithmetic, row by row.
 
 Statistical checks use fixed seeds: invariance by two-sample KS tests at a total false
 alarm rate of 1e-6 (``assert_one_step_invariance``), frequencies by z-scores (4.5).
@@ -29,20 +31,17 @@ from ladder_mcmc import (
     LookAheadRule,
     MomentumRefresh,
     PhaseState,
-    drivers,
     resume,
     sample,
 )
-from ladder_mcmc.drivers import _leapfrog
-from ladder_mcmc.drivers.contract import driver_for
-from ladder_mcmc.drivers.streams import ChainStreams
+from ladder_mcmc.engine import ChainStreams, driver_for
 from ladder_mcmc.hamiltonian import (
     JitteredLengthLeapfrog,
     JitteredLengthState,
     LengthJitter,
     Metric,
 )
-from ladder_mcmc.hamiltonian.jittered_length import lengths_of
+from ladder_mcmc.hamiltonian.jittered_length import integrate_lengths, lengths_of
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.verify import assert_map, assert_one_step_invariance
@@ -113,7 +112,6 @@ def test_prepare_sets_n_steps_or_keeps_the_given_lengths():
     assert given.n_leapfrog.dtype == np.int64 and given.n_leapfrog.tolist() == [1, 7, 2]
     np.testing.assert_array_equal(lf.cost_of(given), [1, 7, 2])
     assert lf.describe()["map"] == "JitteredLengthLeapfrog"
-    assert not lf.plain_leapfrog and lf.jittered_length
 
 
 @pytest.mark.parametrize("metric", [Metric(), Metric(np.array([0.5, 2.0])), DENSE])
@@ -186,7 +184,7 @@ def test_length_jitter_draws_uniformly_on_its_support(centre, jitter, support):
     rng = _CountingRandom(7)
     st = _states(JitteredLengthLeapfrog(TARGET, 0.2, 3), np.full(n, 3))
     refresh = LengthJitter(centre, jitter)
-    assert refresh.length_law == (centre, (len(support) - 1) // 2)
+    assert (refresh.n_leapfrog, refresh.half_width) == (centre, (len(support) - 1) // 2)
     new, d = refresh(st, np.ones(n, dtype=np.int8), rng)
     assert rng.calls == [n]  # one uniform per chain, also when w = 0
     lengths = new.n_leapfrog
@@ -260,7 +258,6 @@ class PositionDependentLength(LengthJitter):
 
 def test_the_invariance_check_catches_a_length_law_that_depends_on_the_position():
     bad = _kernel(PositionDependentLength(CENTRE, JITTER))
-    assert bad.refresh.parts[1].length_law is None  # a subclass declares nothing
     with pytest.raises(AssertionError, match="one step changed"):
         assert_one_step_invariance(
             bad, _exact_extended, n_chains=40_000, seed=4, features=_features
@@ -288,18 +285,16 @@ def _jittered_kernel(target, lengths=None):
     )
 
 
-@pytest.mark.parametrize("driver", ["generic", "numpy", "synchronous"])
+@pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 @pytest.mark.parametrize("blocks", [[40], [7, 20, 33, 40]])
-def test_recorded_costs_count_every_gradient_evaluation(driver, blocks, monkeypatch):
-    """Every driver records each step's ``n``: ``n_moves · step_cost`` summed is the
+def test_recorded_costs_count_every_gradient_evaluation(schedule, blocks):
+    """Both schedules record each step's ``n``: ``n_moves · step_cost`` summed is the
     number of gradient rows the target evaluated, also run in blocks (checkpoints)."""
     target, calls = _counting(TARGET)
     kernel = _jittered_kernel(target)
     streams = ChainStreams.for_chains(3, 6)
     ks = kernel.init(TARGET.sample(6, np.random.default_rng(1)), streams.view())
-    monkeypatch.setattr(drivers, "FAST_PATH", driver == "numpy")
-    run = driver_for(kernel, "synchronous" if driver == "synchronous" else "ragged")
-    assert (run is _leapfrog.run) == (driver == "numpy")
+    run = driver_for(kernel, schedule)
     recorder = Recorder(blocks[-1], 6, max_rung=3)
     calls["rows"] = 0
     for until in blocks:
@@ -318,13 +313,11 @@ def test_fixed_cost_maps_record_no_costs():
     np.testing.assert_array_equal(trace.grad_evals, trace.n_moves.sum(axis=0) * 4)
 
 
-@pytest.mark.parametrize("driver", ["generic", "numpy", "synchronous"])
-def test_trace_grad_evals_are_exact_through_sample_and_resume(driver, monkeypatch, tmp_path):
+@pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
+def test_trace_grad_evals_are_exact_through_sample_and_resume(schedule, tmp_path):
     target, calls = _counting(TARGET)
     kernel = _jittered_kernel(target)
     x0 = TARGET.sample(5, np.random.default_rng(2))
-    monkeypatch.setattr(drivers, "FAST_PATH", driver == "numpy")
-    schedule = "synchronous" if driver == "synchronous" else "ragged"
     calls["rows"] = 0
     whole = sample(kernel, x0, 30, seed=1, schedule=schedule, checks=False, warmup=0)
     used = calls["rows"] - 5  # (prepare evaluates every chain's gradient once)
@@ -340,3 +333,47 @@ def test_trace_grad_evals_are_exact_through_sample_and_resume(driver, monkeypatc
     np.testing.assert_array_equal(resumed.step_cost, whole.step_cost)
     np.testing.assert_array_equal(resumed.grad_evals, whole.grad_evals)
     np.testing.assert_array_equal(resumed.positions, whole.positions)
+
+
+# ------------------------------------------------------------------ the masked loop
+
+
+@pytest.mark.parametrize("metric", [None, Metric(np.array([0.5, 2.0])), DENSE])
+@pytest.mark.parametrize("per_chain_step", [False, True])
+def test_the_masked_loop_on_jax_values_is_the_numpy_loop_row_by_row(metric, per_chain_step):
+    """:func:`integrate_lengths` on JAX values (a traced maximum length, every row masked
+    once its own steps are done) against the numpy loop (rows sorted by length, the
+    gradient on the rows still integrating): the same end points to rounding."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    velocity = None if metric is None else metric.velocity
+    st = _states(JitteredLengthLeapfrog(TARGET, 0.2, 3), [1, 4, 2, 7, 3, 1, 7])
+    n = st.n_leapfrog
+    eps = np.linspace(0.1, 0.3, n.size)[:, None] if per_chain_step else 0.2
+    want = integrate_lengths(TARGET, velocity, eps, st.x, st.v, st.grad, n)
+    with jax.enable_x64(True):
+        jm = None if metric is None else Metric(jnp.asarray(metric.inverse_mass))
+
+        @jax.jit
+        def masked(x, v, g, n, eps):
+            vel = None if jm is None else jm.velocity
+            return integrate_lengths(FunctionTarget(_energy, _grad, dim=2), vel, eps, x, v, g, n)
+
+        got = masked(st.x, st.v, st.grad, n, jnp.asarray(eps))
+        got = [np.asarray(a) for a in got]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+    if not per_chain_step:  # each row: a plain Leapfrog(n_i) on that row alone
+        for i, k in enumerate(n):
+            plain = Leapfrog(TARGET, 0.2, int(k), metric if metric is not None else Metric())
+            one = plain.integrate(st.x[i : i + 1], st.v[i : i + 1], st.grad[i : i + 1])
+            np.testing.assert_allclose(got[0][i], one.x[0], rtol=1e-13, atol=1e-13)
+
+
+def _energy(x):
+    """``TARGET``'s energy written with the namespace of ``x`` (a JAX target)."""
+    return 0.5 * (x * x * TARGET.precisions).sum(axis=1)
+
+
+def _grad(x):
+    return x * TARGET.precisions

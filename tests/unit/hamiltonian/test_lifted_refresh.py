@@ -27,9 +27,9 @@ from ladder_mcmc.hamiltonian import (
     lifted_lahmc,
 )
 from ladder_mcmc.hamiltonian.lifted import lifted_uniform_step, quantiles
+from ladder_mcmc.hamiltonian.warmup.parameters import with_hmc_parameters
 from ladder_mcmc.ladder import Refresh
 from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
-from ladder_mcmc.run.adaptation import with_hmc_parameters
 from ladder_mcmc.verify import assert_map, assert_one_step_invariance
 
 TARGET = IllConditionedGaussian(2, log_condition=1)

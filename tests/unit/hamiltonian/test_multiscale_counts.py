@@ -6,8 +6,7 @@ applications and the law at every rung, and, once per step, the redraw's probes 
 law at the refreshed origin (``Trace.step_overhead``). The ragged schedule refreshes
 only the chains that decided, so it spends what the synchronous one does. Per chain: a
 chain run alone (its own streams) counts what the batch recorded for it. The draws do not
-depend on it: ragged and synchronous runs agree bit for bit, and no fast path takes these
-kernels. Time: about 1 s.
+depend on it: ragged and synchronous runs agree bit for bit. Time: about 1 s.
 """
 
 from __future__ import annotations
@@ -18,9 +17,11 @@ import numpy as np
 import pytest
 from multiscale_funnel import Funnel, neck_scale
 
-from ladder_mcmc import drivers, sample
+from ladder_mcmc import sample
 from ladder_mcmc.diagnostics import GradientCounter
-from ladder_mcmc.drivers import ChainStreams, driver_for, root_seed, run_ragged, run_synchronous
+from ladder_mcmc.engine import ChainStreams, driver_for, root_seed
+from ladder_mcmc.engine.numpy_loop import run_numpy
+from ladder_mcmc.engine.synchronous import run_synchronous
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.ladder import batch
@@ -80,12 +81,11 @@ def test_each_chain_costs_what_the_trace_records_for_it(schedule):
         assert counting.rows == int(whole.grad_evals[i]) == int(trace.grad_evals[0])
 
 
-def test_both_schedules_agree_and_no_fast_path_takes_these_kernels():
+def test_both_schedules_agree():
     for name in KERNELS:
         kernel, ks, _ = prepared(name)
-        assert driver_for(kernel, "ragged") is run_ragged
+        assert driver_for(kernel, "ragged") is run_numpy
         assert driver_for(kernel, "synchronous") is run_synchronous
-        assert drivers.FAST_PATH  # the fast path is on, and refuses them by their parts
         a, b = (
             sample(kernel, ks, N_STEPS, seed=SEED, schedule=s, warmup=0, checks=False)
             for s in ("ragged", "synchronous")

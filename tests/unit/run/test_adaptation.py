@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, lahmc, resume, sample
+from ladder_mcmc.hamiltonian.warmup import moments
+from ladder_mcmc.hamiltonian.warmup.adaptation import stan_windows
+from ladder_mcmc.hamiltonian.warmup.dual_averaging import DualAveraging
 from ladder_mcmc.models import IllConditionedGaussian
-from ladder_mcmc.run.adaptation import DualAveraging, regularised_covariance, stan_windows
 
 
 def test_stan_windows():
@@ -17,19 +19,30 @@ def test_stan_windows():
 
 def test_dual_averaging_finds_the_step_size_of_a_known_acceptance_curve():
     # acceptance a(ε) = exp(-ε²): the target 0.8 is reached at ε* = sqrt(-log 0.8)
-    da = DualAveraging(1.0, target=0.8)
+    da = DualAveraging(target=0.8)
+    state = da.init(1.0)
     eps = 1.0
     for _ in range(2000):
-        eps = da.update(np.exp(-(eps**2)))
-    assert da.final == pytest.approx(np.sqrt(-np.log(0.8)), rel=0.02)
+        state = da.update(state, np.exp(-(eps**2)))
+        eps = da.step_size(state)
+    assert da.final(state) == pytest.approx(np.sqrt(-np.log(0.8)), rel=0.02)
 
 
-def test_regularised_covariance_shrinks_towards_small_identity():
+def _regularised(x, dense, chains_per_step):
+    m = moments.init(x.shape[1], dense, np)
+    for step in np.split(x, x.shape[0] // chains_per_step):
+        m = moments.update(m, step)
+    return moments.regularised(m)
+
+
+@pytest.mark.parametrize("chains_per_step", [1, 5])
+def test_regularised_covariance_shrinks_towards_small_identity(chains_per_step):
     x = np.random.default_rng(0).normal(size=(5, 2)) * 3
-    diag = regularised_covariance(x, dense=False)
+    diag = _regularised(x, False, chains_per_step)
     np.testing.assert_allclose(diag, 0.5 * x.var(axis=0, ddof=1) + 0.5e-3)
-    dense = regularised_covariance(x, dense=True)
+    dense = _regularised(x, True, chains_per_step)
     np.testing.assert_allclose(np.diag(dense), diag)
+    np.testing.assert_allclose(dense, 0.5 * np.cov(x, rowvar=False) + 0.5e-3 * np.eye(2))
 
 
 @pytest.mark.parametrize("make", [hmc, lahmc])

@@ -6,10 +6,10 @@ more — the lifted refresh (``LiftedPhaseState.lift``), the power kinetic energ
 with its normalised refresh, the tempered leapfrog, Yoshida's integrator, the
 reduced-flip rule, the persistent uniform (the rule's per-chain carry) and the
 jittered step size (``JitteredPhaseState.step_scale``) — on
-both schedules, after warm-up, after a crash, and with the compiled bookkeeping
-switched on or off. Each comparison is bit for bit (draws, rung codes, map
-applications, non-finite counts, the whole final kernel state and the adapted
-kernel's description); the perturbation tests show that the comparison fails
+both schedules, after warm-up and after a crash (the JAX backend's checkpoints:
+``tests/unit/engine/test_streams_checkpoints.py``). Each comparison is bit for bit
+(draws, rung codes, map applications, non-finite counts, the whole final kernel
+state and the adapted kernel's description); the perturbation tests show that the comparison fails
 when the restored state is not the run's.
 """
 
@@ -26,13 +26,10 @@ from ladder_mcmc import (
     Ladder,
     LookAheadRule,
     MomentumRefresh,
-    drivers,
-    hmc,
     lahmc,
     resume,
     sample,
 )
-from ladder_mcmc.drivers import _leapfrog
 from ladder_mcmc.hamiltonian import (
     Leapfrog,
     LiftedLeapfrog,
@@ -415,33 +412,6 @@ def test_checkpoints_refuse_object_arrays_that_need_a_pickle(tmp_path):
             tmp_path / "c.npz", {}, {"x": np.array([Fraction(1, 3), 0.5], dtype=object)}
         )
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize("warmup", [0, 30])
-@pytest.mark.parametrize("make", [lahmc, hmc], ids=["lahmc", "hmc"])
-def test_compiled_bookkeeping_resumes_what_numpy_started(tmp_path, monkeypatch, make, warmup):
-    """``LADDER_MCMC_NUMBA=0`` for the whole run and the first half, ``=1`` for the rest
-    (and the other way round): the same run bit for bit."""
-    pytest.importorskip("numba")
-    monkeypatch.setattr(drivers, "COMPILED", None)
-
-    def kernel():
-        if make is lahmc:
-            return lahmc(GAUSS, 0.9, 4, 0.3, look_ahead=3)
-        return hmc(GAUSS, 0.9, 4, 0.3)
-
-    x0 = GAUSS.sample(N_CHAINS, np.random.default_rng(0))
-    options = {"seed": 7, "checkpoint_every": EVERY, "warmup": warmup}
-    monkeypatch.setenv("LADDER_MCMC_NUMBA", "0")
-    assert _leapfrog.applies_to(kernel()) and not _leapfrog.compiled(N_STEPS)
-    whole = sample(kernel(), x0, N_STEPS, **options)
-    for first, then in (("0", "1"), ("1", "0")):
-        path = tmp_path / f"{first}{then}.npz"
-        monkeypatch.setenv("LADDER_MCMC_NUMBA", first)
-        sample(kernel(), x0, N_STEPS // 2, checkpoint=path, **options)
-        monkeypatch.setenv("LADDER_MCMC_NUMBA", then)
-        assert _leapfrog.compiled(N_STEPS) == (then == "1")
-        assert_same(resume(path, kernel(), N_STEPS // 2), whole)
 
 
 # kernels equal to the checkpointed one in description but not in their parameters

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.drivers import ChainStreams
+from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.run.parallel import split_chains
 
@@ -69,7 +69,7 @@ def test_dask_local_cluster():
 def test_warmup_in_groups_is_one_grouped_warmup():
     """Each group adapts its own kernel; the trace says so, per group, and summary works."""
     from ladder_mcmc.diagnostics import summary
-    from ladder_mcmc.run import GroupedWarmup, WarmupResult
+    from ladder_mcmc.hamiltonian.warmup.result import GroupedWarmup, WarmupResult
 
     kernel = lahmc(TARGET, beta=0.1, length_jitter=0)  # each group adapts its own step
     options = dict(warmup=40, trajectory_length=1000.0)  # so the groups' leapfrog counts differ

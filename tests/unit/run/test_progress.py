@@ -8,8 +8,8 @@ import sys
 import numpy as np
 
 from ladder_mcmc import lahmc, sample
+from ladder_mcmc.hamiltonian.warmup.adaptation import stan_windows
 from ladder_mcmc.models import IllConditionedGaussian
-from ladder_mcmc.run.adaptation import stan_windows
 from ladder_mcmc.run.progress import Progress
 
 TARGET = IllConditionedGaussian(2)

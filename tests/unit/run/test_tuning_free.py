@@ -1,6 +1,6 @@
 """Tuning-free sampling: ``lahmc(target)`` + ``sample``'s default warm-up recover known values.
 
-The criteria of ``ladder_mcmc.run.trajectory`` are checked against closed forms; the
+The criteria of ``ladder_mcmc.hamiltonian.warmup.trajectory`` are checked against closed forms; the
 whole warm-up against a Gaussian whose best settings are known; the refusals and
 warnings of bad settings; and a broken variant of each adaptation is shown to fail
 the check that guards it.
@@ -22,15 +22,16 @@ from ladder_mcmc import (
     lifted_lahmc,
     sample,
 )
-from ladder_mcmc.models import IllConditionedGaussian, RoughWell
-from ladder_mcmc.run import adaptation
-from ladder_mcmc.run.adaptation import DEFAULT_WARMUP, MIN_WINDOWED_WARMUP, dual_averaging_gain
-from ladder_mcmc.run.trajectory import (
+from ladder_mcmc.hamiltonian.warmup import adaptation
+from ladder_mcmc.hamiltonian.warmup.adaptation import DEFAULT_WARMUP, MIN_WINDOWED_WARMUP
+from ladder_mcmc.hamiltonian.warmup.dual_averaging import dual_averaging_gain
+from ladder_mcmc.hamiltonian.warmup.trajectory import (
     chees_n_leapfrog,
     jittered_lengths,
     meads_beta,
     whitened_eigenvalues,
 )
+from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 
 GAUSS = IllConditionedGaussian(3, log_condition=4)  # variances 1, 100, 10⁴
 

@@ -7,8 +7,8 @@ import pytest
 
 from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, Metric, sample
 from ladder_mcmc.hamiltonian import NormalizedMomentumRefresh, PowerKinetic
+from ladder_mcmc.hamiltonian.warmup.parameters import with_hmc_parameters
 from ladder_mcmc.models import IllConditionedGaussian
-from ladder_mcmc.run.adaptation import with_hmc_parameters
 
 TARGET = IllConditionedGaussian(3, log_condition=2.0)
 
