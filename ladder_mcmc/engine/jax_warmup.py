@@ -129,7 +129,8 @@ def run_segment(
         fn = _compiled()
         t = start_step
         while t < stop:
-            count = min(jax_loop.BLOCK, stop - t)
+            # calls of whole sub-blocks: the updates fall on the steps the host's fall on
+            count = min(jax_loop.BLOCK - jax_loop.BLOCK % adaptation.every, stop - t)
             width = jax_loop.BLOCK  # one width: one compilation for every segment
             steps = np.full(n, count, dtype=np.int64)
             numbers = draw_block(streams, steps, per_step[0], per_step[1], width)
