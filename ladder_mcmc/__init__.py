@@ -45,6 +45,7 @@ from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
 from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
 from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
+from ladder_mcmc.hamiltonian.warmup.parameters import apply_warmup
 from ladder_mcmc.ladder.cycle import CycleShift
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, LookAhead, StepInfo
 from ladder_mcmc.ladder.maps import ReversibleMap
@@ -53,7 +54,6 @@ from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFli
 from ladder_mcmc.ladder.refresh import ComposedRefresh, DirectionRefresh, Refresh
 from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule
 from ladder_mcmc.models.targets import FunctionTarget, Target
-from ladder_mcmc.hamiltonian.warmup.parameters import apply_warmup
 from ladder_mcmc.run.resume import resume
 from ladder_mcmc.run.sample import sample
 from ladder_mcmc.run.trace import Trace

@@ -22,6 +22,7 @@ JAX backend) has imported it.
 from __future__ import annotations
 
 import math
+import mmap
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -225,6 +226,28 @@ def special(xp: ModuleType) -> Any:
 TRACED: dict[str, bool] = {"traced": True}
 
 
+def release_rows(store: np.memmap, row_lo: int, row_hi: int) -> None:
+    """Write rows ``[row_lo, row_hi)`` of a memory-mapped store to disk and unmap their pages.
+
+    Only whole pages inside the rows' bytes (and before them) are released; a
+    page shared with a later row stays. Released pages are read back from the
+    file if ever touched again, so this never loses data.
+    """
+    mm = getattr(store, "_mmap", None)
+    if mm is None or row_hi <= row_lo:
+        return
+    row_bytes = store.strides[0]
+    start_of_data = store.offset % mmap.ALLOCATIONGRANULARITY  # see numpy.memmap.__new__
+    page = mmap.PAGESIZE
+    lo = (start_of_data + row_lo * row_bytes) // page * page
+    hi = (start_of_data + row_hi * row_bytes) // page * page
+    if hi <= lo:
+        return
+    mm.flush(lo, hi - lo)
+    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+
 __all__ = [
     "TRACED",
     "float_dtype",
@@ -233,6 +256,7 @@ __all__ = [
     "is_jax",
     "is_traced",
     "known",
+    "release_rows",
     "namespace",
     "set_rows",
     "special",

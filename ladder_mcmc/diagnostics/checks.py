@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.arrays import release_rows
 from ladder_mcmc.diagnostics.ess import posterior_statistics
-from ladder_mcmc.validation import SamplingWarning
 from ladder_mcmc.diagnostics.summary import summarised_values
+from ladder_mcmc.validation import SamplingWarning
 
 __all__ = [
     "SamplingWarning",
@@ -63,9 +64,6 @@ def _checked_positions(positions: np.ndarray) -> tuple[np.ndarray, int]:
     mapped = isinstance(positions, np.memmap)
     if t == 1 and not mapped:
         return positions, 1
-    # (imported here: ladder_mcmc.run, which calls these checks, is above this subpackage)
-    from ladder_mcmc.run.draws_files import release_rows
-
     rows = np.arange(0, n, t)
     out = np.empty((rows.size, m, d), dtype=positions.dtype)
     per = max(1, (1 << 22) // max(1, m * d * t))  # kept rows per block: ~32 MiB of file

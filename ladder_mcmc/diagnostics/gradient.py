@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
-from ladder_mcmc.hamiltonian.leapfrog import Leapfrog
-from ladder_mcmc.ladder.kernel import LadderState
-
-__all__ = ["GradientCounter", "check_gradient", "check_kernel_gradient"]
+__all__ = ["GradientCounter", "check_gradient", "check_kernel_gradient", "targets_of"]
 
 GRADIENT_RTOL = 1e-3
 """Relative tolerance of :func:`check_gradient` (above the finite differences' rounding floor)."""
@@ -283,39 +281,57 @@ def check_gradient(target: Any, x: np.ndarray) -> None:
         raise ValueError(message)
 
 
-def check_kernel_gradient(kernel: Any, init: Any, max_points: int = 4) -> None:
-    """:func:`check_gradient` on up to ``max_points`` initial points, if the kernel has a gradient.
+def targets_of(obj: Any, depth: int = 0) -> list[Any]:
+    """The targets a kernel's parts hold (``attrs`` fields named ``target``, at any depth),
+    outermost first, each once."""
+    found: list[Any] = []
+    if depth > 6:
+        return found
+    if isinstance(obj, (tuple, list)):
+        for item in obj:
+            found += [t for t in targets_of(item, depth + 1) if all(t is not f for f in found)]
+        return found
+    if not attrs.has(type(obj)):
+        return found
+    for field in attrs.fields(type(obj)):
+        value = getattr(obj, field.name)
+        more = [value] if field.name == "target" else targets_of(value, depth + 1)
+        found += [t for t in more if all(t is not f for f in found)]
+    return found
 
-    Only for kernels whose map is a :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog` (or a
-    subclass) with a target that has ``grad`` or ``energy_and_grad``; silently
-    nothing otherwise, and for initial values the kernel itself will refuse
-    (wrong shape, non-finite positions or energies: ``Ladder.init`` says why).
-    ``sample`` calls this before warm-up and sampling unless ``checks=False``.
+
+def check_kernel_gradient(kernel: Any, init: Any, max_points: int = 4) -> None:
+    """:func:`check_gradient` on up to ``max_points`` initial points, for every target the
+    kernel's parts hold (:func:`targets_of`) that has ``grad`` or ``energy_and_grad`` and
+    whose dimension the initial positions have (``init``, or ``init.x`` of a state, or of a
+    kernel state's ``state``); silently nothing otherwise, and for initial values the
+    kernel itself will refuse (wrong shape, non-finite positions or energies: ``Ladder.init``
+    says why). ``sample`` calls this before warm-up and sampling unless ``checks=False``.
 
     Raises
     ------
     ValueError
         As :func:`check_gradient`, for a gradient that disagrees.
     """
-    map_ = getattr(kernel, "map", None)
-    if not isinstance(map_, Leapfrog) or not _gradient_sources(map_.target):
-        return
-    state = init.state if isinstance(init, LadderState) else init
+    state = getattr(init, "state", init)
     try:
         x = np.asarray(getattr(state, "x", state), dtype=float)
     except (TypeError, ValueError):
         return
-    dim = getattr(map_.target, "dim", None)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or (dim is not None and x.shape[1] != dim):
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
         return
     rows = np.unique(np.linspace(0, x.shape[0] - 1, min(x.shape[0], max_points)).round())
     x = x[rows.astype(int)]
     x = x[np.isfinite(x).all(axis=1)]
     if x.shape[0] == 0:
         return
-    status, message = _examine(map_.target, x, every_point=True)
-    if status == "wrong":  # other statuses: Ladder.init refuses these points, with its message
-        raise ValueError(message)
+    for target in targets_of(kernel):
+        dim = getattr(target, "dim", None)
+        if not _gradient_sources(target) or (dim is not None and x.shape[1] != dim):
+            continue
+        status, message = _examine(target, x, every_point=True)
+        if status == "wrong":  # other statuses: Ladder.init refuses these points, with its message
+            raise ValueError(message)
 
 
 class GradientCounter:

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ladder_mcmc.diagnostics.gradient import targets_of
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 BACKENDS = ("numpy", "jax")
@@ -46,26 +47,6 @@ class Backend:
 
     def describe(self) -> dict:
         return {"name": self.name, "reason": self.reason}
-
-
-def targets_of(obj: Any, depth: int = 0) -> list[Any]:
-    """The targets a kernel's parts hold (fields named ``target``), outermost first."""
-    found: list[Any] = []
-    if depth > 6:
-        return found
-    if isinstance(obj, (tuple, list)):
-        for item in obj:
-            found += targets_of(item, depth + 1)
-        return found
-    if not attrs.has(type(obj)):
-        return found
-    for field in attrs.fields(type(obj)):
-        value = getattr(obj, field.name)
-        if field.name == "target":
-            found.append(value)
-        else:
-            found += targets_of(value, depth + 1)
-    return found
 
 
 def is_jax_target(target: Any) -> bool:

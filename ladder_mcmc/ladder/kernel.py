@@ -194,7 +194,8 @@ class Ladder:
         ``"inverse_mass"``, ``"n_leapfrog"``, ``"beta"``): what the user left unset
         in :func:`~ladder_mcmc.lahmc` and its kin, which fill it in. The ladder
         itself never reads it (the map's adaptation does, run by
-        :mod:`ladder_mcmc.engine.warmup`). ``None`` (a kernel put together by hand): nothing unless a warm-up is asked for. The
+        :mod:`ladder_mcmc.engine.warmup`). ``None`` (a kernel put together by hand):
+        nothing unless a warm-up is asked for. The
         kernel a warm-up returns has nothing left to adapt (an empty set).
 
     Raises

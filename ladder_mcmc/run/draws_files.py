@@ -3,7 +3,8 @@
 A long run's draws need not fit in memory: :func:`memmap_allocator` gives the
 :class:`~ladder_mcmc.run.recorder.Recorder` memory-mapped ``.npy`` files to write
 them to, whose finished rows it hands back to the operating system as the run goes
-(:func:`release_rows`), so resident memory stays bounded (``benchmarks/results/memory.md``).
+(:func:`ladder_mcmc.arrays.release_rows`), so resident memory stays bounded
+(``benchmarks/results/memory.md``).
 A checkpointed run records its draws file instead of copying the draws, and
 :func:`~ladder_mcmc.run.resume.resume` finds it again (:func:`locate_draws_file`),
 checks it against the checkpoint (:func:`open_draws_files`) and grows it in place
@@ -12,7 +13,6 @@ checks it against the checkpoint (:func:`open_draws_files`) and grows it in plac
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.arrays import release_rows
 from ladder_mcmc.ladder import batch
 
 RELEASE_BYTES = 64 * 2**20
@@ -134,28 +135,6 @@ def grow_npy_rows(path: str | os.PathLike, rows: int, *, dry_run: bool = False) 
         fh.flush()
         os.fsync(fh.fileno())
     return np.lib.format.open_memmap(path, mode="r+")
-
-
-def release_rows(store: np.memmap, row_lo: int, row_hi: int) -> None:
-    """Write rows ``[row_lo, row_hi)`` of a memory-mapped store to disk and unmap their pages.
-
-    Only whole pages inside the rows' bytes (and before them) are released; a
-    page shared with a later row stays. Released pages are read back from the
-    file if ever touched again, so this never loses data.
-    """
-    mm = getattr(store, "_mmap", None)
-    if mm is None or row_hi <= row_lo:
-        return
-    row_bytes = store.strides[0]
-    start_of_data = store.offset % mmap.ALLOCATIONGRANULARITY  # see numpy.memmap.__new__
-    page = mmap.PAGESIZE
-    lo = (start_of_data + row_lo * row_bytes) // page * page
-    hi = (start_of_data + row_hi * row_bytes) // page * page
-    if hi <= lo:
-        return
-    mm.flush(lo, hi - lo)
-    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 def check_writable_folder(what: str, path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.arrays import release_rows
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.run import draws_files
 
@@ -219,7 +220,7 @@ class Recorder:
         if rows - self._released < self._release_every and rows < self.n_kept:
             return
         for leaf in self._mapped:
-            draws_files.release_rows(leaf, self._released, rows)
+            release_rows(leaf, self._released, rows)
         self._released = rows
 
     def _write_draws(self, steps, chains, draw, keep) -> None:
