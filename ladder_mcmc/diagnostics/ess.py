@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtri
 
 __all__ = [
     "STATISTICS",
@@ -149,6 +148,8 @@ def _z_scale(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         at = np.repeat(first - np.cumsum(np.r_[0, length[:-1]]), length) + np.arange(length.sum())
         twice[at] = np.repeat(value, length)
     c = 3 / 8
+    from scipy.special import ndtri  # imported when first needed: scipy is slow to load
+
     table = ndtri((np.arange(2 * size + 2) / 2 - c) / (size - 2 * c + 1))
     z = np.empty(k * size)
     z[order] = table[twice]
@@ -275,8 +276,10 @@ def posterior_statistics(
       a warning sign.
 
     ESS uses Geyer's initial monotone sequence (:func:`effective_sample_size`).
-    As in ArviZ: NaN for fewer than 4 steps or for a parameter with a NaN draw,
-    ``r_hat`` NaN for one chain; a constant parameter has ESS ``steps · chains``.
+    As in ArviZ: ESS, MCSE and R̂ NaN for fewer than 4 steps (the mean, sd, median and
+    quantiles are still those of the draws), every statistic NaN for a parameter with a
+    NaN draw, ``r_hat`` NaN for one chain; a constant parameter has ESS
+    ``steps · chains``.
 
     Parameters
     ----------
@@ -329,6 +332,18 @@ def posterior_statistics(
             cols = np.arange(lo, lo + part.shape[0])[finite]
             for name, values in _block_statistics(part[finite], wanted).items():
                 out[name][cols] = values
+    elif n * m >= 1:  # too short for ESS, R-hat and MCSE (NaN); the location and spread not
+        flat = x.reshape(n * m, dim).astype(float)
+        with np.errstate(all="ignore"):
+            plain = {
+                "mean": lambda: flat.mean(axis=0),
+                "sd": lambda: flat.std(axis=0, ddof=1) if n * m > 1 else np.full(dim, np.nan),
+                "median": lambda: np.median(flat, axis=0),
+                "eti_5%": lambda: np.quantile(flat, 0.05, axis=0),
+                "eti_95%": lambda: np.quantile(flat, 0.95, axis=0),
+            }
+            for name in wanted & set(plain):
+                out[name] = plain[name]()
     if scalar:
         return {name: float(values[0]) for name, values in out.items()}
     return out

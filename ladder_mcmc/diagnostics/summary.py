@@ -6,8 +6,6 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from scipy.special import ndtri
-from scipy.stats import rankdata
 
 from ladder_mcmc.diagnostics.ess import STATISTICS, effective_sample_size, posterior_statistics
 
@@ -20,6 +18,9 @@ def rank_normalize(draws: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(draws, dtype=float)
     flat = x.reshape(x.shape[0] * x.shape[1], -1)
+    from scipy.special import ndtri  # imported when first needed: scipy is slow to load
+    from scipy.stats import rankdata
+
     ranks = rankdata(flat, axis=0)
     z = ndtri((ranks - 0.375) / (flat.shape[0] + 0.25))
     return z.reshape(x.shape)

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy import special
 
 #: the smallest buffer per chain and stream (draws); grown to hold many calls' worth
 _MIN_CAPACITY = 1024
@@ -316,6 +315,8 @@ class ChainRandom:
 
     def gamma(self, shape: float, scale: float = 1.0, size: Any = None) -> np.ndarray:
         """Gamma(shape, scale) draws: the inverse regularised incomplete gamma of uniforms."""
+        from scipy import special  # imported when first needed: scipy is slow to load
+
         return scale * special.gammaincinv(shape, self.random(size))
 
     def standard_exponential(self, size: Any = None) -> np.ndarray:

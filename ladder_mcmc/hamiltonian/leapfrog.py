@@ -21,8 +21,8 @@ from ladder_mcmc.arrays import TRACED, fori_loop, is_traced, namespace
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder.maps import ReversibleMap
-from ladder_mcmc.models.targets import Target, energy_and_grad, gradient
-from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
+from ladder_mcmc.models.targets import Target, check_target, energy_and_grad, gradient
+from ladder_mcmc.validation import attrs_converter, attrs_validator, positive_finite, positive_int
 
 
 @attrs.frozen(eq=False)
@@ -103,7 +103,7 @@ class Leapfrog(ReversibleMap):
     compilation) and the steps are a ``fori_loop``.
     """
 
-    target: Target
+    target: Target = attrs.field(validator=attrs_validator(check_target))
     step_size: float = attrs.field(
         converter=attrs_converter(positive_finite, "step_size"), metadata=TRACED
     )

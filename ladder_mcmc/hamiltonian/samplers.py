@@ -66,6 +66,9 @@ def lahmc(
         adapted: ``docs/sampling.md`` says what it costs and gains with adapted settings).
     inverse_mass : array, optional
         Diagonal (vector) or dense inverse mass matrix (adapted: the chains' variances).
+        A given ``step_size`` was chosen for a mass: with ``step_size`` given, the mass is
+        not adapted (the identity, unless ``inverse_mass`` is given too), so that the step
+        keeps its meaning.
     jitter : float in [0, 1)
         ``j > 0``: each chain's step is ``ε s`` with ``s`` drawn uniformly on
         ``[1 − j, 1 + j]`` afresh every step (:mod:`ladder_mcmc.hamiltonian.jitter`),
@@ -99,7 +102,7 @@ def lahmc(
     positive_int("look_ahead", look_ahead)
     given = {"step_size": step_size, "n_leapfrog": n_leapfrog, "beta": beta}
     adapt = {name for name, value in given.items() if value is None}
-    if inverse_mass is None:
+    if inverse_mass is None and step_size is None:  # a given ε was chosen for a given mass
         adapt.add("inverse_mass")
     values = {name: STARTING_VALUES[name] if v is None else v for name, v in given.items()}
     step_size = positive_finite("step_size", values["step_size"])
@@ -202,7 +205,7 @@ def lifted_lahmc(
         Exponent of the kinetic energy (2: Gaussian momentum; smaller: heavier tails).
     inverse_mass : array (dim,), optional
         Diagonal inverse mass ``m``; unset: ones of ``target.dim`` to start, adapted in
-        warm-up within the same family.
+        warm-up within the same family (unless ``step_size`` is given: then ones, kept).
 
     Raises
     ------
@@ -223,11 +226,12 @@ def lifted_lahmc(
     positive_int("look_ahead", look_ahead)
     positive_int("n_leapfrog", n_leapfrog)
     adapt = {"step_size"} if step_size is None else set()
+    if inverse_mass is None and step_size is None:  # a given ε was chosen for a given mass
+        adapt.add("inverse_mass")
     step_size = positive_finite(
         "step_size", STARTING_VALUES["step_size"] if step_size is None else step_size
     )
     if inverse_mass is None:
-        adapt.add("inverse_mass")
         dim = getattr(target, "dim", None)
         if dim is None:
             raise ValueError(

@@ -50,6 +50,7 @@ __all__ = [
     "ParameterSpace",
     "RoughWell",
     "Target",
+    "check_target",
     "energy_and_grad",
     "energy_of",
     "from_jax",
@@ -65,6 +66,25 @@ class Target(Protocol):
     def energy(self, x: np.ndarray) -> np.ndarray: ...
 
     def grad(self, x: np.ndarray) -> np.ndarray: ...
+
+
+def check_target(name: str, value: Any) -> Any:
+    """``value``, or ``ValueError`` naming ``name`` unless it is a target: an object with a
+    callable ``energy`` and a callable ``grad`` or ``energy_and_grad`` (a function alone, a
+    number or None is not: wrap functions in :class:`FunctionTarget` or
+    :class:`LogDensityTarget`, a JAX one with :func:`~ladder_mcmc.models.from_jax`)."""
+    has = {n: callable(getattr(value, n, None)) for n in ("energy", "grad", "energy_and_grad")}
+    if not (has["energy"] and (has["grad"] or has["energy_and_grad"])):
+        hint = (
+            " (a function: wrap it in FunctionTarget(energy, grad) or LogDensityTarget, or "
+            "from_jax(log_density, dim) for a JAX function)"
+            if callable(value)
+            else ""
+        )
+        raise ValueError(
+            f"{name} must be a target with energy(x) and grad(x) methods{hint}, got {value!r}"
+        )
+    return value
 
 
 def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,10 +106,25 @@ def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarr
         e, g = both(x)
     else:
         e, g = target.energy(x), target.grad(x)
-    if type(x) is np.ndarray:
-        return np.asarray(e, dtype=float), np.asarray(g, dtype=float)
-    xp = namespace(x)
-    return xp.asarray(e, dtype=xp.float64), xp.asarray(g, dtype=xp.float64)
+    xp = np if type(x) is np.ndarray else namespace(x)
+    e, g = xp.asarray(e, dtype=xp.float64), xp.asarray(g, dtype=xp.float64)
+    if e.shape != x.shape[:1] or g.shape != x.shape:
+        raise _shape_error(target, x, e, g)
+    return e, g
+
+
+def _shape_error(target: Target, x: Any, e: Any = None, g: Any = None) -> ValueError:
+    """A target that returned the wrong shapes for positions ``x`` (chains, dim)."""
+    got = []
+    if e is not None and np.shape(e) != x.shape[:1]:
+        got.append(f"energy of shape {np.shape(e)} (expected {x.shape[:1]})")
+    if g is not None and np.shape(g) != x.shape:
+        got.append(f"gradient of shape {np.shape(g)} (expected {x.shape})")
+    return ValueError(
+        f"target {type(target).__name__} returned {' and '.join(got)} for positions of shape "
+        f"{x.shape}: one row per chain, even for one chain (a squeeze or a sum over the "
+        "wrong axis?)"
+    )
 
 
 def energy_of(target: Target, x: np.ndarray) -> np.ndarray:
@@ -110,12 +145,17 @@ def gradient(target: Target, x: np.ndarray) -> np.ndarray:
     :func:`energy_and_grad`)."""
     if type(x) is np.ndarray:
         g = target.grad(x)
-        return g if type(g) is np.ndarray and g.dtype == _FLOAT else np.asarray(g, dtype=float)
-    potential = getattr(target, "jax_potential", None)
-    if potential is not None:
-        return _batched(potential, "grad")(x)
-    xp = namespace(x)
-    return xp.asarray(target.grad(x), dtype=xp.float64)
+        if type(g) is not np.ndarray or g.dtype != _FLOAT:
+            g = np.asarray(g, dtype=float)
+    else:
+        potential = getattr(target, "jax_potential", None)
+        if potential is not None:
+            return _batched(potential, "grad")(x)
+        xp = namespace(x)
+        g = xp.asarray(target.grad(x), dtype=xp.float64)
+    if g.shape != x.shape:
+        raise _shape_error(target, x, g=g)
+    return g
 
 
 _FLOAT = np.dtype(float)

@@ -15,6 +15,14 @@ def _in_notebook() -> bool:
     return auto is not console
 
 
+def interactive(stream: TextIO | None = None) -> bool:
+    """Whether progress is shown by default: on a terminal (stderr, or ``stream``) or in a
+    Jupyter notebook; not when stderr is redirected to a file or a pipe."""
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) or _in_notebook()
+
+
 class Progress:
     """Progress of ``total`` units of work: ``label: 45%|████▌     | 450/1000 [...]``.
 

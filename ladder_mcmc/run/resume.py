@@ -29,10 +29,11 @@ from ladder_mcmc.run.draws_files import (
     memmap_allocator,
     open_draws_files,
 )
+from ladder_mcmc.run.progress import interactive
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.sample import _execute, _json_roundtrip, _Run
 from ladder_mcmc.run.trace import Trace
-from ladder_mcmc.validation import positive_int
+from ladder_mcmc.validation import boolean, positive_int
 
 
 def _restore_draws(
@@ -118,7 +119,7 @@ def resume(
     n_steps: int | None = None,
     *,
     draws_file: str | os.PathLike | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     checks: bool = True,
 ) -> Trace:
     """Continue a checkpointed run; return the whole trace, first step included.
@@ -152,8 +153,8 @@ def resume(
         rest of the run; ``F`` is then left untouched. Either way
         ``trace.states`` is a memory map of the file holding every draw, and
         the checkpoint records that file from then on.
-    progress : bool
-        Progress bar on stderr.
+    progress : bool, optional
+        Progress bar on stderr; ``None`` (default): on a terminal or in a notebook.
     checks : bool
         Warn (:class:`ladder_mcmc.SamplingWarning`) about a whole run that went bad,
         as :func:`sample` does; ``False`` turns it off.
@@ -230,7 +231,7 @@ def resume(
         float(meta["wall_time"]),
         draws_file=streamed_to,
     )
-    trace = _execute(run, progress)
+    trace = _execute(run, interactive() if progress is None else boolean("progress", progress))
     if checks:
         check_trace(trace, stacklevel=3)
     return trace

@@ -33,7 +33,7 @@ from ladder_mcmc.models.parameters import parameters_of
 from ladder_mcmc.run import checkpoint
 from ladder_mcmc.run.checkpoint import fingerprint as kernel_fingerprint
 from ladder_mcmc.run.draws_files import check_draws_file, check_writable_folder, memmap_allocator
-from ladder_mcmc.run.progress import Progress
+from ladder_mcmc.run.progress import Progress, interactive
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.trace import Trace
 from ladder_mcmc.validation import boolean, positive_int
@@ -180,6 +180,17 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
     )
 
 
+def _initial_state(kernel: Ladder, init: Any, rng: Any) -> LadderState:
+    """The kernel state of the initial values; a kernel state (``trace.final``) is prepared
+    again by this kernel's map, keeping its directions and the rule's carry, so that
+    nothing cached by another kernel (an energy, a gradient, a log density of another
+    target) is reused, and a state of another shape is refused."""
+    if not isinstance(init, LadderState):
+        return kernel.init(init, rng)
+    ks = kernel.init(init.state, rng, direction=init.direction)
+    return ks if init.carry is None else attrs.evolve(ks, carry=init.carry)
+
+
 def target_of(map_: Any) -> Any:
     """The target of a map (``map.target``), or of the family of an auxiliary-law map
     (``map.family.target``); None for a map without one."""
@@ -203,7 +214,7 @@ def sample(
     backend: str | None = None,
     thin: int = 1,
     draws_file: str | os.PathLike | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     warmup: int | None = None,
     target_prob: float = 0.8,
     adapt_mass: bool = True,
@@ -267,10 +278,11 @@ def sample(
         (none of these files may exist). With ``checkpoint``, the checkpoint
         records the file instead of copying the draws, and :func:`resume`
         goes on writing it (``docs/how-to/checkpoints.md``).
-    progress : bool
+    progress : bool, optional
         Show progress on stderr (``ladder_mcmc.run.progress``): tqdm bars for warm-up
         and sampling steps on a terminal or in a notebook; elsewhere (stderr
-        redirected) one line per phase when it ends.
+        redirected) one line per phase when it ends. ``None`` (default): shown on a
+        terminal or in a notebook, quiet when stderr is redirected.
     warmup : int, optional
         Warm-up steps before sampling (HMC-family kernels), which adapt what the
         kernel left unset (:attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`: for
@@ -352,7 +364,7 @@ def sample(
     if not isinstance(kernel, Ladder):
         raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
     checks = boolean("checks", checks)
-    progress = boolean("progress", progress)
+    progress = interactive() if progress is None else boolean("progress", progress)
     # warm-up's settings are checked even when warmup=0 (a typo must not pass silently)
     settings = Warmup(warmup, target_prob, adapt_mass, dense_mass, trajectory_length)
     if n_groups is not None:
@@ -420,7 +432,7 @@ def sample(
     user_kernel = _json_roundtrip(kernel.describe())
     if path is not None:
         user_kernel["parameters_sha256"] = kernel_fingerprint(kernel)
-    ks = init if isinstance(init, LadderState) else kernel.init(init, rng)
+    ks = _initial_state(kernel, init, rng)
     if schedule == "synchronous":
         if backend not in (None, "numpy"):
             raise ValueError(
