@@ -138,7 +138,8 @@ def _examine(target: Any, x: np.ndarray, every_point: bool = False) -> tuple[str
     energy = _energy_function(target)
     with np.errstate(all="ignore"):
         raw = [energy(x)] + [fn(x) for _label, fn in sources]
-    eps = _epsilon(*raw)
+    # the energy's own precision: a float32 model promoted to float64 rounds as float32
+    eps = max(_epsilon(*raw), float(getattr(target, "precision", 0.0)))
     e0 = np.asarray(raw[0], dtype=float)
     grads = [
         (label, np.asarray(g, dtype=float)) for (label, _), g in zip(sources, raw[1:], strict=True)

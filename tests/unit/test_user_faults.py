@@ -133,3 +133,20 @@ def test_importing_the_package_does_not_load_scipy_stats():
     code = "import sys, ladder_mcmc; print('scipy.stats' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_float32_model_is_sampled_promoted_and_its_gradient_checked_at_its_precision():
+    """A JAX model that computes in float32 (TensorFlow Probability's substrate does, even
+    under x64) is accepted with a warning, and the gradient check allows for float32
+    rounding (at float64's it reported that the energy does not change)."""
+    jnp = pytest.importorskip("jax.numpy")
+    from ladder_mcmc.models import from_jax
+
+    def log_p(x):
+        return -0.5 * jnp.sum(jnp.asarray(x, jnp.float32) ** 2 / jnp.array([1.0, 4.0], jnp.float32))
+
+    with pytest.warns(UserWarning, match="float32 for a float64 point"):
+        target = from_jax(log_p, dim=2)
+    assert target.precision == np.finfo(np.float32).eps
+    trace = _quiet(sample, lahmc(target), np.full((4, 2), 0.3), 400, seed=1, warmup=300)
+    assert 2.0 < np.var(trace.positions[:, :, 1]) < 8.0

@@ -2,8 +2,8 @@
 
 The adapters (:func:`~ladder_mcmc.models.from_jax`, :func:`~ladder_mcmc.models.from_pymc`,
 :func:`~ladder_mcmc.models.from_torch`) compile ``x (n, dim) -> (E (n,), ∂E/∂x (n, dim))``
-once and wrap it here. A compiled function is specialised to its batch size, and the
-drivers call the target with as many rows as chains are still moving (fewer, for
+once and wrap it here. A compiled function is specialised to its batch size, and
+the host loop calls the target with as many rows as chains are still moving (fewer, for
 jittered trajectory lengths or groups of chains), so every call is padded to the next
 power of two: at most ``log2(chains) + 1`` compilations, at most twice the rows.
 """
@@ -61,8 +61,11 @@ class CompiledTarget:
         point, e.g. PyMC's); ``None`` is the origin.
     jax_potential : callable or None
         The energy of one point, ``x (dim,) -> E``, as a JAX function (``from_jax``,
-        ``from_pymc``), for drivers that compile the whole sampling loop with it
-        (:mod:`ladder_mcmc.engine._leapfrog_jax`); None for other backends.
+        ``from_pymc``), for the loop JAX compiles (:mod:`ladder_mcmc.engine.jax_loop`);
+        None for other backends.
+    precision : float
+        The machine epsilon of the arithmetic the energy is computed in (float64's, or
+        float32's for a model that computes in float32): the gradient check's noise.
     """
 
     dim: int
@@ -71,6 +74,7 @@ class CompiledTarget:
     backend: str = ""
     centre: np.ndarray | None = attrs.field(default=None, repr=False)
     jax_potential: Callable | None = attrs.field(default=None, repr=False)
+    precision: float = float(np.finfo(float).eps)
 
     def initial_points(self, n: int, rng: np.random.Generator, radius: float = 2.0) -> np.ndarray:
         """``n`` starting points (n, dim): uniform on ``centre ± radius`` in every

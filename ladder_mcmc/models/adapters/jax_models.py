@@ -8,6 +8,7 @@ traced and run under ``jax.enable_x64(True)``). Needs ``pip install 'ladder_mcmc
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,13 @@ def from_jax(
         a function that does not return one floating-point scalar for a point of
         shape (dim,) (checked by tracing it once, before any sampling).
 
+    Warns
+    -----
+    UserWarning
+        A function that computes in lower precision than float64 (float32): its energy is
+        promoted to float64, and ``target.precision`` records its rounding, which the
+        gradient check allows for.
+
     Examples
     --------
     >>> import jax.numpy as jnp, numpy as np
@@ -83,12 +91,21 @@ def from_jax(
                 "the function must return one floating-point scalar for a point of shape "
                 f"({dim},); it returned {out}"
             )
+        precision = float(jnp.finfo(out.dtype).eps)
         if out.dtype != jnp.float64:
-            raise ValueError(
-                f"the function returns {out.dtype}, not float64, for a float64 point of shape "
-                f"({dim},): the sampler's accept decisions need float64 (make its data and "
-                "constants float64 arrays)"
+            # a model that computes in lower precision (e.g. TensorFlow Probability's JAX
+            # substrate, float32 even under x64): sampled in float64, its energy promoted
+            warnings.warn(
+                f"the function returns {out.dtype} for a float64 point: its energy is "
+                f"promoted to float64 (differences below {out.dtype}'s rounding, about "
+                f"{precision:.0e} relative, are its noise; the gradient check allows for it)",
+                UserWarning,
+                stacklevel=2,
             )
+
+            def potential(x):
+                return sign * jnp.asarray(fn(x), dtype=jnp.float64)
+
         batched = jax.jit(jax.vmap(jax.value_and_grad(potential)))
 
     config = jax.config
@@ -107,4 +124,6 @@ def from_jax(
             return shared(e), shared(g)
         return np.asarray(e), np.asarray(g)
 
-    return CompiledTarget(dim, evaluate, space, "jax", jax_potential=potential)
+    return CompiledTarget(
+        dim, evaluate, space, "jax", jax_potential=potential, precision=precision
+    )
