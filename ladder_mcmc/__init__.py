@@ -9,8 +9,8 @@ The package is a house of seven rooms, each a subpackage:
   rules, refreshes, and the kernel made of them (nothing Hamiltonian);
 * :mod:`ladder_mcmc.hamiltonian` — HMC as one instance of it: the leapfrog map,
   kinetic energies, momentum refreshes, and the samplers ``hmc`` and ``lahmc``;
-* :mod:`ladder_mcmc.engine` — how steps are run: one driver contract, two
-  schedules (synchronous, ragged), per-chain random streams;
+* :mod:`ladder_mcmc.engine` — how steps are run: the ragged step written once, its
+  numpy and JAX loops, the backend's choice, per-chain random streams, warm-up's runner;
 * :mod:`ladder_mcmc.run` — running chains: ``sample``, ``resume``, the trace,
   warm-up, checkpoints, executors;
 * :mod:`ladder_mcmc.diagnostics` — what the draws say: autocorrelation, ESS, R̂,

@@ -103,7 +103,10 @@ def holds_traced(values: Any) -> bool:
 def fori_loop(lower: Any, upper: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     """``for i in range(lower, upper): init = body(i, init)``; ``jax.lax.fori_loop`` when a
     bound or a leaf of ``init`` is a JAX value (then ``body`` must keep the shapes)."""
-    if _leaves_are_jax((lower, upper, init)):
+    on_host = type(upper) is int and type(init) is tuple  # the common case, checked fast
+    if on_host:
+        on_host = all(type(v) is np.ndarray for v in init)
+    if not on_host and _leaves_are_jax((lower, upper, init)):
         return _jax().lax.fori_loop(lower, upper, body, init)
     value = init
     for i in range(int(lower), int(upper)):

@@ -90,8 +90,11 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
         return rs, d.offsets, record_fields(rec), rec.decided, rec.step
 
     shapes = jax.eval_shape(one, rs, draws.offsets)[2]
+    # each output a flat (chains · (width + 1), …) array: chain i's step s in row
+    # i·(width + 1) + s (column ``width`` a bin for the chains that did not decide), so that
+    # a write is a scatter of whole rows along one axis, which XLA does cheaply
     outputs = jax.tree_util.tree_map(
-        lambda s: jnp.zeros((n, width + 1) + s.shape[1:], dtype=s.dtype), shapes
+        lambda s: jnp.zeros((n * (width + 1),) + s.shape[1:], dtype=s.dtype), shapes
     )
 
     def cond(carry):
@@ -102,13 +105,14 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
         rs, offsets, outputs = carry
         rs, offsets, fields, decided, step = one(rs, offsets)
         column = jnp.where(decided, step, width)
-        outputs = jax.tree_util.tree_map(
-            lambda buf, value: buf.at[rows, column].set(value), outputs, fields
-        )
+        at = rows * (width + 1) + column
+        outputs = jax.tree_util.tree_map(lambda buf, value: buf.at[at].set(value), outputs, fields)
         return rs, offsets, outputs
 
     rs, _, outputs = jax.lax.while_loop(cond, body, (rs, draws.offsets, outputs))
-    outputs = jax.tree_util.tree_map(lambda buf: buf[:, :width], outputs)
+    outputs = jax.tree_util.tree_map(
+        lambda buf: buf.reshape((n, width + 1) + buf.shape[1:])[:, :width], outputs
+    )
     return rs.ladder_state(), outputs
 
 

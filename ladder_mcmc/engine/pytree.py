@@ -58,7 +58,9 @@ def _is_child(value: Any, traced: bool) -> bool:
     if attrs.has(type(value)):
         return True
     if isinstance(value, (tuple, list)):
-        return any(_is_child(v, False) for v in value)
+        # a node only if every item is: an item JAX cannot take as a leaf (a refresh that is
+        # not an attrs class) makes the whole sequence static
+        return bool(value) and all(_is_child(v, False) or v is None for v in value)
     if traced and isinstance(value, (int, float, np.integer, np.floating)):
         return not isinstance(value, bool)
     return False

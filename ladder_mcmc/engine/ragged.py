@@ -83,6 +83,8 @@ class Plan:
         The code a chain that stops at stage ``s`` takes.
     fallthrough : int
         The code of a chain no stage stopped.
+    any_jump, all_forward : bool
+        Whether some stage goes back to the origin; whether every stage applies ``L^d``.
     """
 
     from_origin: np.ndarray
@@ -90,18 +92,24 @@ class Plan:
     sign: np.ndarray
     outcome: np.ndarray
     fallthrough: int
+    any_jump: bool
+    all_forward: bool
 
     @classmethod
     def of(cls, rule: Rule) -> Plan:
         positions = tuple(rule.positions)
         steps = [base_for(positions, s) for s in range(len(positions))]
         from_origin = np.array([origin for origin, _ in steps], dtype=bool)
+        jump = from_origin & (np.arange(len(steps)) > 0)
+        sign = np.array([sign for _, sign in steps], dtype=np.int8)
         return cls(
             from_origin=from_origin,
-            jump=from_origin & (np.arange(len(steps)) > 0),
-            sign=np.array([sign for _, sign in steps], dtype=np.int8),
+            jump=jump,
+            sign=sign,
             outcome=np.array(rule.outcomes, dtype=np.int64),
             fallthrough=int(rule.fallthrough),
+            any_jump=bool(jump.any()),
+            all_forward=bool((sign == 1).all()),
         )
 
     @property
@@ -276,11 +284,11 @@ def iterate(
     xp = namespace(rs.log_density)
     stage = rs.stage
     # ---- one map call: every chain advances one rung --------------------------------
-    if plan.jump.any():
+    if plan.any_jump:
         base = batch.where(xp.asarray(plan.jump)[stage], rs.origin, rs.current)
     else:
         base = rs.current
-    if (plan.sign == 1).all():
+    if plan.all_forward:
         dirs = rs.direction
     else:
         dirs = xp.asarray(plan.sign)[stage] * rs.direction
@@ -304,10 +312,14 @@ def iterate(
     cumulative = xp.asarray(cumulative, dtype=xp.float64)
     first_prob = xp.where(stage == 0, cumulative, rs.first_prob)
     stop = rs.u < cumulative
-    done = stop | (stage == plan.last)
-    if active is not None:
-        done = done & active
-    if known(done.any()) is False:  # on the host, no chain decided: on to the next rung
+    if plan.last == 0 and active is None:  # one stage: every chain decides
+        done, everyone = xp.ones(stop.shape, dtype=bool), True
+    else:
+        done = stop | (stage == plan.last)
+        if active is not None:
+            done = done & active
+        everyone = None
+    if everyone is None and known(done.any()) is False:  # on the host, no chain decided
         return attrs.evolve(
             rs,
             current=rung,
@@ -318,7 +330,8 @@ def iterate(
             log_jacobian=log_jacobian,
             first_prob=first_prob,
         ), None
-    everyone = known(done.all())
+    if everyone is None:
+        everyone = known(done.all())
     advance = None if everyone else done
     # ---- the chains that decided: move, flip or stay ----------------------------------
     code = xp.where(stop, xp.asarray(plan.outcome)[stage], plan.fallthrough)

@@ -6,19 +6,20 @@ kind))``, and consumes them in its own step order. Draw ``j`` of a chain's
 stream is the ``j``-th output of its generator, however the draws are grouped
 into calls, so
 
-* the ragged and synchronous schedules, the generic and compiled drivers,
-  checkpointed and uninterrupted runs, and any grouping of the chains over an
-  executor hand each chain the same numbers for the same step;
+* the ragged and synchronous schedules, the numpy and JAX loops (which draws a
+  block's numbers ahead, :mod:`ladder_mcmc.engine.block_draws`), checkpointed and
+  uninterrupted runs, and any grouping of the chains over an executor hand each chain
+  the same numbers for the same step;
 * the only state is each chain's generators and the draws made but not yet
   consumed, which a checkpoint stores (:meth:`ChainStreams.state`).
 
-Drivers pass a :class:`ChainRandom` — a view of some chains' streams — where a
+The loops pass a :class:`ChainRandom` — a view of some chains' streams — where a
 ``numpy.random.Generator`` was passed before: maps, rules and refreshes call
 ``rng.random(size)``, ``rng.standard_normal(size)``, … with ``size[0]`` the
 number of chains in the view, and row ``i`` of the result comes from chain
 ``i``'s stream. A view with an ``advance`` mask hands every chain its next
-numbers but moves only the masked chains' streams on (the ragged driver
-refreshes the whole batch and keeps the result only where a chain decided).
+numbers but moves only the masked chains' streams on (the ragged step refreshes the
+whole batch and keeps the result only where a chain decided).
 Gamma and exponential draws are inverse distribution functions of uniforms.
 """
 

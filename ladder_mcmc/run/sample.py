@@ -242,13 +242,15 @@ def sample(
     seed : int, SeedSequence, Generator or ChainStreams, optional
         The run's root seed. Every chain draws from its own random stream,
         keyed by the seed and the chain's index (:mod:`ladder_mcmc.engine.streams`),
-        in its own step order: the same seed gives a bit-identical trace with
-        or without checkpoints (any ``checkpoint_every``), with or without
-        numba, and under any grouping of the chains over an executor (without
-        warm-up, which adapts on each group's chains) — provided the target
-        computes each chain's row on its own (elementwise numpy, ``einsum``; a
-        BLAS product ``@`` can round a row differently in a batch of another
-        size, and then the traces agree to rounding only). A ``Generator`` is
+        in its own step order: on each backend the same seed gives a bit-identical
+        trace with or without checkpoints (any ``checkpoint_every``), and under
+        any grouping of the chains over an executor (without warm-up, which
+        adapts on each group's chains) — provided the target computes each
+        chain's row on its own (elementwise numpy, ``einsum``; a BLAS product
+        ``@`` can round a row differently in a batch of another size, and so can
+        XLA's code for another number of chains: then the traces agree to
+        rounding only). The numpy and JAX backends draw the same numbers: their
+        traces agree to rounding. A ``Generator`` is
         used once, to draw the root seed; ``ChainStreams`` gives the streams
         directly. To continue a run from ``trace.final``, pass another seed:
         the same one hands every chain the same numbers again.
@@ -314,9 +316,9 @@ def sample(
         before each checkpoint) and the checkpoint records its path instead of
         copying them.
     checkpoint_every : int, optional
-        Steps between checkpoints (default: ``n_steps // 10``). The ragged
-        driver lets every chain reach each checkpoint step before going on;
-        the draws do not depend on it.
+        Steps between checkpoints (default: ``n_steps // 10``). Every chain
+        reaches each checkpoint step before any goes on; the draws do not depend
+        on it.
     executor : concurrent.futures.Executor, optional
         Split the chains into ``n_groups`` groups run through the executor (a
         process pool; Dask's ``Client.get_executor()``); each chain keeps its

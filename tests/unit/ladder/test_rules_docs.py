@@ -43,7 +43,7 @@ def test_topologies_doc_rule_passes_the_exact_checks(topologies):
 
 def test_custom_maps_doc_runs(topologies):
     # FreeFlight, its use, a state-dependent step (docs/design.md §14), ThreeStage splitting
-    assert len(blocks("custom-map.md")) == 4
+    assert len(blocks("custom-map.md")) == 5
     ns = run_blocks("custom-map.md", dict(topologies))  # assert_map, invariance, sample
     assert ns["trace"].positions.shape == (100, 10, 2)
 
