@@ -34,7 +34,7 @@ import numpy as np
 from ladder_mcmc.engine.contract import driver_for
 from ladder_mcmc.engine.recording import StepRecorder
 from ladder_mcmc.engine.streams import ChainStreams
-from ladder_mcmc.ladder.kernel import Ladder, LadderState
+from ladder_mcmc.ladder.kernel import Ladder, LadderState, density_cost, quiet_log_density_of
 from ladder_mcmc.validation import in_open_closed, positive_finite, positive_int
 
 
@@ -221,6 +221,14 @@ def run_warmup(
         raise
     record = WarmupRecord(rungs, grads, begin_grads, started)
     kernel, found = adaptation.final(adaptation.kernel(kernel, state), state, record)
+    # the chains' log density under the adapted kernel (a density may depend on what was
+    # adapted, e.g. a law of the step size): sampling starts from what it uses
+    with np.errstate(all="ignore"):
+        log_p, _ = quiet_log_density_of(kernel.map, ks.state)
+    spent = density_cost(kernel.map, ks.state)
+    ks = attrs.evolve(ks, log_density=log_p)
+    if spent is not None and hasattr(found, "grad_evals"):
+        found = attrs.evolve(found, grad_evals=found.grad_evals + spent)
     return kernel, ks, found
 
 

@@ -16,12 +16,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import namespace
+from ladder_mcmc.arrays import TRACED, namespace
 from ladder_mcmc.hamiltonian.jittered_length import integrate_lengths
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
+from ladder_mcmc.hamiltonian.samplers import STARTING_VALUES
 from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap, MapFamily
 from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
 from ladder_mcmc.ladder.kernel import Ladder
@@ -29,7 +30,7 @@ from ladder_mcmc.ladder.rules import LookAheadRule
 from ladder_mcmc.models.targets import Target
 from ladder_mcmc.validation import attrs_converter, positive_finite
 
-__all__ = ["LeapfrogFamily", "auxiliary_lahmc", "phase_energy"]
+__all__ = ["LeapfrogFamily", "auxiliary_lahmc", "leapfrog_start", "phase_energy"]
 
 
 def phase_energy(metric: KineticEnergy, state: PhaseState) -> np.ndarray:
@@ -49,14 +50,24 @@ class LeapfrogFamily(MapFamily):
     target : Target
         Energy and gradient.
     step_size : float
-        The base step ``ε``.
+        The base step ``ε`` (a traced leaf of the compiled loop: warm-up adapts it).
     metric : KineticEnergy
         The kinetic energy (identity :class:`~ladder_mcmc.hamiltonian.metrics.Metric` by
         default).
+
+    Notes
+    -----
+    Its :meth:`adaptation` is the leapfrog's warm-up, so a kernel on
+    ``AuxiliaryMap(family, law)`` adapts what it leaves unset (its
+    :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`): the step size and the mass, set in
+    the family, the law and the refresh together
+    (:func:`~ladder_mcmc.hamiltonian.warmup.parameters.with_hmc_parameters`).
     """
 
     target: Target
-    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    step_size: float = attrs.field(
+        converter=attrs_converter(positive_finite, "step_size"), metadata=TRACED
+    )
     metric: KineticEnergy = attrs.field(factory=Metric)
 
     @property
@@ -99,6 +110,17 @@ class LeapfrogFamily(MapFamily):
         """Positions."""
         return state.x
 
+    def adaptation(self, kernel: Any, settings: Any, init: Any, checks: bool = True) -> Any:
+        """The warm-up of a kernel on ``AuxiliaryMap(self, law)``: the step size and mass it
+        leaves unset (:class:`~ladder_mcmc.hamiltonian.warmup.adaptation.HMCAdaptation`),
+        or ``None`` for none."""
+        from ladder_mcmc.hamiltonian.warmup.adaptation import HMCAdaptation
+
+        state = getattr(init, "state", init)
+        x = getattr(getattr(state, "inner", state), "x", state)
+        n_chains, dim = np.shape(x)[0], np.shape(x)[-1]
+        return HMCAdaptation.for_kernel(kernel, settings, n_chains, dim, checks)
+
     def describe(self) -> dict:
         return {
             "family": type(self).__name__,
@@ -108,12 +130,32 @@ class LeapfrogFamily(MapFamily):
         }
 
 
+def leapfrog_start(
+    step_size: float | None, inverse_mass: np.ndarray | None
+) -> tuple[float, Metric, frozenset[str]]:
+    """The starting ``ε`` and metric of a family's kernel, and what warm-up adapts, as
+    :func:`~ladder_mcmc.lahmc` has them: an unset ``step_size`` starts at 1 and is
+    adapted; an unset ``inverse_mass`` is the identity, adapted only if ``step_size`` is
+    unset too (a given ``ε`` was chosen for a mass); given values are kept."""
+    adapt = set()
+    if step_size is None:
+        adapt.add("step_size")
+        if inverse_mass is None:
+            adapt.add("inverse_mass")
+        step_size = STARTING_VALUES["step_size"]
+    return positive_finite("step_size", step_size), Metric(inverse_mass), frozenset(adapt)
+
+
 def auxiliary_lahmc(
-    family: LeapfrogFamily, law: AuxiliaryLaw, beta: float, look_ahead: int
+    family: LeapfrogFamily,
+    law: AuxiliaryLaw,
+    beta: float,
+    look_ahead: int,
+    adapt: frozenset[str] | None = None,
 ) -> Ladder:
     """Look-ahead HMC on a leapfrog family whose parameter has the law ``law``:
     ``Ladder(AuxiliaryMap(family, law), LookAheadRule(K),
-    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))``, the parameter redrawn
-    last (docs/design.md §14)."""
+    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law), adapt=adapt)``, the
+    parameter redrawn last (docs/design.md §14)."""
     refresh = InnerRefresh(MomentumRefresh(beta, family.metric)) + AuxiliaryRefresh(law)
-    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh)
+    return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh, adapt=adapt)

@@ -39,10 +39,15 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import namespace
+from ladder_mcmc.arrays import TRACED, namespace
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
-from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, auxiliary_lahmc, phase_energy
+from ladder_mcmc.hamiltonian.leapfrog_family import (
+    LeapfrogFamily,
+    auxiliary_lahmc,
+    leapfrog_start,
+    phase_energy,
+)
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw
@@ -57,20 +62,21 @@ _LOG_HALF = float(np.log(0.5))
 
 
 def _refined_run(
-    family: LeapfrogFamily, state: PhaseState, levels: np.ndarray, macro: int
+    family: LeapfrogFamily, state: PhaseState, levels: np.ndarray, macro: Any
 ) -> PhaseState:
     """``macro 2^ℓ`` steps of size ``ε / 2^ℓ`` for each chain's level ``ℓ``.
 
     On numpy the chains are grouped by level (one integration per level); on JAX values
     one masked integration with a step per chain (the same arithmetic on each row:
-    ``ε / 2^ℓ`` is exact).
+    ``ε / 2^ℓ`` is exact). ``ε`` and ``macro`` may be traced (inside a compiled warm-up).
     """
-    xp = namespace(state.x, levels)
-    eps = float(family.step_size)
+    xp = namespace(state.x, levels, family.step_size, macro)
     if xp is not np:
         levels = xp.asarray(levels, dtype=xp.int64)
         scale = 2**levels
-        return family.run(state, (eps / scale.astype(xp.float64))[:, None], macro * scale)
+        eps = family.step_size / scale.astype(xp.float64)
+        return family.run(state, eps[:, None], macro * scale)
+    eps, macro = float(family.step_size), int(macro)
     levels = np.asarray(levels, dtype=np.int64)
     values = np.unique(levels)
     if values.size == 1:
@@ -98,7 +104,7 @@ class RefinementLaw(AuxiliaryLaw):
     ----------
     target : Target
     step_size : float
-        ``ε``, the coarsest step (the family's).
+        ``ε``, the coarsest step (the family's; warm-up sets both together).
     threshold : float
         ``δ``: a level is accurate if its probe's energy error is at most ``δ``.
     max_level : int
@@ -106,11 +112,13 @@ class RefinementLaw(AuxiliaryLaw):
     probe_steps : int
         ``P``, macro steps of the probe.
     metric : KineticEnergy
-        The family's kinetic energy.
+        The family's kinetic energy (warm-up sets both together).
     """
 
     target: Target
-    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    step_size: float = attrs.field(
+        converter=attrs_converter(positive_finite, "step_size"), metadata=TRACED
+    )
     threshold: float = attrs.field(
         default=0.5, converter=attrs_converter(positive_finite, "threshold")
     )
@@ -237,19 +245,23 @@ class RefinedLeapfrog(LeapfrogFamily):
     target, step_size, metric
         As for :class:`~ladder_mcmc.hamiltonian.leapfrog_family.LeapfrogFamily`.
     n_steps : int
-        ``M``, the steps at level 0.
+        ``M``, the steps at level 0 (a traced leaf of the compiled loop, as the leapfrog's).
     """
 
-    n_steps: int = attrs.field(default=8, converter=attrs_converter(positive_int, "n_steps"))
+    n_steps: int = attrs.field(
+        default=8, converter=attrs_converter(positive_int, "n_steps"), metadata=TRACED
+    )
 
     def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
         """``M 2^ℓ`` steps of ``ε / 2^ℓ`` for each chain's ``ℓ = alpha[i]``."""
-        return _refined_run(self, state, alpha, int(self.n_steps))
+        return _refined_run(self, state, alpha, self.n_steps)
 
     def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
         """``M 2^ℓ``: the integration (``AuxiliaryMap`` adds the law's probes ``C(ℓ)``)."""
-        xp = namespace(alpha)
-        return (int(self.n_steps) * 2 ** xp.asarray(alpha, dtype=xp.int64)).astype(xp.int64)
+        xp = namespace(alpha, self.n_steps)
+        levels = xp.asarray(alpha, dtype=xp.int64)
+        m = self.n_steps if xp is not np else int(self.n_steps)
+        return (m * 2**levels).astype(xp.int64)
 
     def describe(self) -> dict:
         return {**super().describe(), "n_steps": int(self.n_steps)}
@@ -257,7 +269,7 @@ class RefinedLeapfrog(LeapfrogFamily):
 
 def refined_lahmc(
     target: Target,
-    step_size: float,
+    step_size: float | None = None,
     n_steps: int = 8,
     threshold: float = 0.5,
     max_level: int = 4,
@@ -270,13 +282,19 @@ def refined_lahmc(
 
     ``Ladder(AuxiliaryMap(RefinedLeapfrog, law), LookAheadRule(K),
     InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))`` with
-    ``law = RefinementLaw(target, ε, δ, ℓ_max, P)``. Nothing is adapted by warm-up.
+    ``law = RefinementLaw(target, ε, δ, ℓ_max, P)``. What is left unset (``step_size``,
+    ``inverse_mass``) is adapted by the warm-up :func:`~ladder_mcmc.sample` runs by
+    default, as for :func:`~ladder_mcmc.lahmc`, and listed in
+    :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`; what is given is kept. ``M``, ``δ``,
+    ``ℓ_max`` and ``P`` are not adapted.
 
     Parameters
     ----------
     target : Target
-    step_size : float
-        ``ε``, the coarsest step.
+    step_size : float, optional
+        ``ε``, the coarsest step (adapted: a first guess from one leapfrog step, then
+        dual averaging of the first-rung probability; the family and the law take it
+        together).
     n_steps : int
         ``M``: every rung integrates the time ``M ε``.
     threshold, max_level, probe_steps
@@ -286,7 +304,10 @@ def refined_lahmc(
     look_ahead : int
         ``K``.
     inverse_mass : array, optional
-        Diagonal or dense inverse mass matrix (identity by default).
+        Diagonal or dense inverse mass matrix (adapted: the chains' variances, from the
+        identity; the family, the law and the momentum refresh take it together). A given
+        ``step_size`` was chosen for a mass: with ``step_size`` given, the mass is not
+        adapted (the identity, unless ``inverse_mass`` is given too).
 
     Examples
     --------
@@ -294,12 +315,18 @@ def refined_lahmc(
     >>> from ladder_mcmc import sample
     >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> target = IllConditionedGaussian(2, log_condition=1)
-    >>> kernel = refined_lahmc(target, 0.5, n_steps=4, max_level=2)
-    >>> trace = sample(kernel, target.sample(4, np.random.default_rng(0)), 20, seed=1)
-    >>> trace.positions.shape
-    (20, 4, 2)
+    >>> kernel = refined_lahmc(target, n_steps=4, max_level=2)
+    >>> sorted(kernel.adapt)
+    ['inverse_mass', 'step_size']
+    >>> init = target.sample(4, np.random.default_rng(0))
+    >>> trace = sample(kernel, init, 20, seed=1, warmup=60)
+    >>> trace.positions.shape, trace.warmup.adapted
+    ((20, 4, 2), ('step_size', 'inverse_mass'))
+    >>> given = refined_lahmc(target, 0.5, n_steps=4, max_level=2)  # ε given: mass kept
+    >>> sample(given, init, 20, seed=1).warmup is None  # nothing to adapt: no warm-up
+    True
     """
-    metric = Metric(inverse_mass)
+    step_size, metric, adapt = leapfrog_start(step_size, inverse_mass)
     law = RefinementLaw(target, step_size, threshold, max_level, probe_steps, metric)
     family = RefinedLeapfrog(target, step_size, metric, n_steps)
-    return auxiliary_lahmc(family, law, beta, look_ahead)
+    return auxiliary_lahmc(family, law, beta, look_ahead, adapt)

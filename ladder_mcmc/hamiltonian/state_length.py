@@ -34,13 +34,16 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import namespace
+from ladder_mcmc.arrays import TRACED, namespace
 from ladder_mcmc.hamiltonian.kinetic import (
     KineticEnergy,  # noqa: F401 - inherited __init__ annotations
 )
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
-from ladder_mcmc.hamiltonian.leapfrog_family import LeapfrogFamily, auxiliary_lahmc
-from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.hamiltonian.leapfrog_family import (
+    LeapfrogFamily,
+    auxiliary_lahmc,
+    leapfrog_start,
+)
 from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw
 from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.models.targets import Target
@@ -89,7 +92,7 @@ class LocalLengthLaw(AuxiliaryLaw):
     Parameters
     ----------
     step_size : float
-        ``ε``, the family's step.
+        ``ε``, the family's step (warm-up sets both together).
     time : float
         ``τ``: the trajectory covers ``τ`` local scales.
     max_steps : int
@@ -102,7 +105,9 @@ class LocalLengthLaw(AuxiliaryLaw):
         Taken to evaluate no gradient (``Trace.grad_evals`` counts none for it).
     """
 
-    step_size: float = attrs.field(converter=attrs_converter(positive_finite, "step_size"))
+    step_size: float = attrs.field(
+        converter=attrs_converter(positive_finite, "step_size"), metadata=TRACED
+    )
     time: float = attrs.field(default=1.0, converter=attrs_converter(positive_finite, "time"))
     max_steps: int = attrs.field(default=64, converter=attrs_converter(positive_int, "max_steps"))
     low: float = attrs.field(default=0.5, converter=_as_low)
@@ -161,7 +166,7 @@ class LocalLengthLaw(AuxiliaryLaw):
 
 def state_length_lahmc(
     target: Target,
-    step_size: float,
+    step_size: float | None = None,
     time: float = 1.0,
     max_steps: int = 64,
     beta: float = 1.0,
@@ -173,15 +178,19 @@ def state_length_lahmc(
     """Look-ahead HMC with ``n`` drawn from the position (:class:`LocalLengthLaw`).
 
     ``Ladder(AuxiliaryMap(StateLengthLeapfrog, law), LookAheadRule(K),
-    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))``. Nothing is adapted by
-    warm-up: ``ε`` should suit the narrowest region (the law lengthens the trajectory
-    elsewhere).
+    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))``. ``ε`` should suit the
+    narrowest region (the law lengthens the trajectory elsewhere). What is left unset
+    (``step_size``, ``inverse_mass``) is adapted by the warm-up
+    :func:`~ladder_mcmc.sample` runs by default, as for :func:`~ladder_mcmc.lahmc`, and
+    listed in :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`; what is given is kept.
+    The length's law is not adapted: ``time``, ``max_steps`` and ``low`` are kept.
 
     Parameters
     ----------
     target : Target
-    step_size : float
-        ``ε``.
+    step_size : float, optional
+        ``ε`` (adapted: a first guess from one leapfrog step, then dual averaging of the
+        first-rung probability; the family and the law take it together).
     time, max_steps, low, scale
         As for :class:`LocalLengthLaw`.
     beta : float in (0, 1]
@@ -189,7 +198,9 @@ def state_length_lahmc(
     look_ahead : int
         ``K``.
     inverse_mass : array, optional
-        Diagonal or dense inverse mass matrix (identity by default).
+        Diagonal or dense inverse mass matrix (adapted: the chains' variances, from the
+        identity). A given ``step_size`` was chosen for a mass: with ``step_size`` given,
+        the mass is not adapted (the identity, unless ``inverse_mass`` is given too).
 
     Examples
     --------
@@ -197,12 +208,15 @@ def state_length_lahmc(
     >>> from ladder_mcmc import sample
     >>> from ladder_mcmc.models import IllConditionedGaussian
     >>> target = IllConditionedGaussian(2, log_condition=1)
-    >>> kernel = state_length_lahmc(target, 0.3, time=1.5)
-    >>> trace = sample(kernel, target.sample(4, np.random.default_rng(0)), 50, seed=1)
-    >>> trace.positions.shape
-    (50, 4, 2)
+    >>> kernel = state_length_lahmc(target, time=1.5)
+    >>> sorted(kernel.adapt)
+    ['inverse_mass', 'step_size']
+    >>> init = target.sample(4, np.random.default_rng(0))
+    >>> trace = sample(kernel, init, 50, seed=1, warmup=100)
+    >>> trace.positions.shape, trace.warmup.adapted
+    ((50, 4, 2), ('step_size', 'inverse_mass'))
     """
-    metric = Metric(inverse_mass)
+    step_size, metric, adapt = leapfrog_start(step_size, inverse_mass)
     law = LocalLengthLaw(step_size, time, max_steps, low, scale)
     family = StateLengthLeapfrog(target, step_size, metric)
-    return auxiliary_lahmc(family, law, beta, look_ahead)
+    return auxiliary_lahmc(family, law, beta, look_ahead, adapt)

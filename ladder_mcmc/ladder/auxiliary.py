@@ -410,6 +410,13 @@ class AuxiliaryMap(ReversibleMap):
         return log_density_cost
 
     @property
+    def adaptation(self) -> Any:
+        """The family's warm-up hook, ``family.adaptation(kernel, settings, init, checks)``
+        (read by :func:`~ladder_mcmc.engine.warmup.adaptation_for`), or ``None`` if it has
+        none (then warm-up steps are refused)."""
+        return getattr(self.family, "adaptation", None)
+
+    @property
     def kinetic_energy(self) -> Any:
         """The family's kinetic energy (for ``InnerRefresh(MomentumRefresh)``'s check)."""
         return self.family.kinetic_energy

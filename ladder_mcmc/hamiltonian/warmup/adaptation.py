@@ -23,12 +23,16 @@ moments, the length) and ``kernel`` (the kernel at the current values) are pure 
 written with the namespace of their values, so the compiled loop runs them between its
 sub-blocks; the window ends and the first step size run on the host
 (``docs/design.md`` §12).
+
+A map made of a leapfrog family and a law (``state_length_lahmc``, ``refined_lahmc``)
+is adapted the same way: its values are read and written in the family, the law and the
+refresh together (:mod:`~.parameters`), and the chains' ``α`` is redrawn from the law
+whenever the host changes ``ε`` or the mass.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import attrs
@@ -37,8 +41,8 @@ import numpy as np
 from ladder_mcmc.arrays import fori_loop, namespace
 from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.hamiltonian.warmup import moments
+from ladder_mcmc.hamiltonian.warmup.checks import check_warmup, warn_unadapted
 from ladder_mcmc.hamiltonian.warmup.dual_averaging import (
-    MIN_STEP_SIZE,
     DualAveraging,
     DualAveragingState,
     dual_averaging_gain,
@@ -50,6 +54,10 @@ from ladder_mcmc.hamiltonian.warmup.parameters import (
     check_mass_adaptation,
     current_beta,
     length_jitter,
+    metric_of,
+    n_steps_of,
+    restart_chains,
+    step_size_of,
     with_hmc_parameters,
 )
 from ladder_mcmc.hamiltonian.warmup.result import WarmupResult
@@ -59,8 +67,7 @@ from ladder_mcmc.hamiltonian.warmup.trajectory import (
     meads_beta,
     whitened_eigenvalues,
 )
-from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
-from ladder_mcmc.validation import SamplingWarning
+from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 #: warm-up steps ``sample`` takes by default for a kernel that leaves something to adapt
 DEFAULT_WARMUP = 1000
@@ -69,9 +76,6 @@ DEFAULT_WARMUP = 1000
 #: the step size needs as many steps to come down from its first, deliberately large,
 #: iterates
 MIN_WINDOWED_WARMUP = 20
-#: the shortest warm-up whose last quarter tells flips at the adapted step from the
-#: excursions of dual averaging's iterates (shorter ones: the run's own checks tell)
-MIN_FLIP_CHECK_WARMUP = 100
 #: steps per sub-block (at least) times chains
 BLOCK_CHAIN_STEPS = 16
 #: the most leapfrog steps per rung during warm-up: before the mass fits, a window's
@@ -118,6 +122,8 @@ class HMCWarmupState:
         ``εM`` kept while ``ε`` moves (set at the first refit).
     eigenvalues : array (dim,)
         The last window's whitened spectrum (descending; zeros pad an unknown one).
+    spent : int array (chains,)
+        Gradients spent at the window ends (an auxiliary law's redraw of ``α``).
     """
 
     dual: DualAveragingState
@@ -126,6 +132,7 @@ class HMCWarmupState:
     n_leapfrog: Any
     time: Any
     eigenvalues: Any
+    spent: Any
 
 
 @attrs.frozen
@@ -255,23 +262,26 @@ class HMCAdaptation:
         """A first step size (if adapted), the first length and β; a mass the windows will
         set is made an explicit array now, so that the kernel's structure stays put."""
         grads = np.zeros(self.n_chains, dtype=np.int64)
-        if "inverse_mass" in self.adapted and getattr(kernel.map.metric, "inverse_mass", 0) is None:
+        if "inverse_mass" in self.adapted and getattr(metric_of(kernel), "inverse_mass", 0) is None:
             unit = np.eye(self.dim) if self.dense else np.ones(self.dim)
             kernel = with_hmc_parameters(kernel, metric=Metric(unit))
-        eps = float(kernel.map.step_size)
+        eps = float(step_size_of(kernel))
         if "step_size" in self.adapted:
             eps, calls = initial_step_size(kernel, ks, rng, self.target_prob)
             grads += calls
             kernel = with_hmc_parameters(kernel, step_size=eps)
+            ks, calls = restart_chains(kernel, ks, rng, momentum=False)
+            grads += calls
         eigenvalues = np.zeros(self.dim)
         eigenvalues[0] = 1.0
         state = HMCWarmupState(
             dual=self._dual.init(np.float64(eps)),
             moments=moments.init(self.dim, True, np),
             step_size=np.float64(eps),
-            n_leapfrog=np.int64(kernel.map.n_steps),
+            n_leapfrog=np.int64(_n_steps(kernel)),
             time=np.float64(np.nan),
             eigenvalues=eigenvalues,
+            spent=np.zeros(self.n_chains, dtype=np.int64),
         )
         kernel, state = self._refit(kernel, state)
         return kernel, ks, state, grads
@@ -332,11 +342,10 @@ class HMCAdaptation:
             if not self.dense:
                 inverse = np.diag(inverse).copy()
             kernel = with_hmc_parameters(kernel, metric=Metric(inverse))
-            ks = _redraw_momentum(kernel, ks, rng)
         eigenvalues = np.asarray(state.eigenvalues)
         if window.count > 1:
             eigenvalues = whitened_eigenvalues(
-                moments.covariance(window), kernel.map.metric.inverse_mass
+                moments.covariance(window), metric_of(kernel).inverse_mass
             )
         dual = _numpy(state.dual)
         eps = float(state.step_size)
@@ -352,6 +361,8 @@ class HMCAdaptation:
         )
         kernel = with_hmc_parameters(kernel, step_size=eps)
         kernel, state = self._refit(kernel, state)
+        ks, calls = restart_chains(kernel, ks, rng, momentum="inverse_mass" in self.adapted)
+        state = attrs.evolve(state, spent=np.asarray(state.spent) + calls)
         return kernel, ks, state
 
     def _refit(self, kernel: Ladder, state: HMCWarmupState, final: bool = False):
@@ -370,10 +381,10 @@ class HMCAdaptation:
             m = int(min(max(1, round(self.trajectory_length / eps)), cap))
         beta = None
         if "beta" in self.adapted:  # a full refresh until the end of warm-up
-            n = m if m is not None else int(kernel.map.n_steps)
+            n = m if m is not None else _n_steps(kernel)
             beta = meads_beta(float(eigenvalues[0]), eps, n) if final else 1.0
         kernel = with_hmc_parameters(kernel, n_steps=m, beta=beta)
-        state = attrs.evolve(state, n_leapfrog=np.int64(kernel.map.n_steps), time=np.float64(time))
+        state = attrs.evolve(state, n_leapfrog=np.int64(_n_steps(kernel)), time=np.float64(time))
         return kernel, state
 
     def final(self, kernel: Ladder, state: HMCWarmupState, record: Any):
@@ -389,12 +400,12 @@ class HMCAdaptation:
         first_rung = (record.rungs == 1).mean(axis=1)
         flips = (record.rungs == 0).mean(axis=1)
         result = WarmupResult(
-            step_size=float(kernel.map.step_size),
-            inverse_mass=kernel.map.metric.inverse_mass,
-            grad_evals=record.grad_evals.sum(axis=0) + record.begin_grads,
+            step_size=float(step_size_of(kernel)),
+            inverse_mass=metric_of(kernel).inverse_mass,
+            grad_evals=record.grad_evals.sum(axis=0) + record.begin_grads + state.spent,
             n_steps=self.n_warmup,
             first_stage_prob=float(first_rung[-tail:].mean()),
-            n_leapfrog=int(kernel.map.n_steps),
+            n_leapfrog=_n_steps(kernel),
             beta=current_beta(kernel),
             largest_eigenvalue=float(np.asarray(state.eigenvalues)[0]),
             adapted=self.adapted,
@@ -433,6 +444,12 @@ def _to_adapt(kernel: Ladder, settings: Any) -> list[str]:
             f"{', '.join(ADAPTABLE)})"
         )
     length = settings.trajectory_length
+    if length is not None and n_steps_of(kernel) is None:
+        raise ValueError(
+            f"trajectory_length={length!r}, but the kernel's {type(kernel.map).__name__} has no "
+            "fixed number of leapfrog steps (its law draws the length): leave "
+            "trajectory_length unset"
+        )
     if length is not None and kernel.adapt is not None and "n_leapfrog" not in kernel.adapt:
         raise ValueError(
             f"trajectory_length={length!r}, but the kernel's n_leapfrog was given "
@@ -449,57 +466,10 @@ def _to_adapt(kernel: Ladder, settings: Any) -> list[str]:
     return [name for name in ADAPTABLE if name in names]
 
 
-def _redraw_momentum(kernel: Ladder, ks: LadderState, rng: Any) -> LadderState:
-    """Fresh momenta from the (new) metric; warm-up need not keep the old ones."""
-    state = ks.state
-    state = attrs.evolve(state, v=kernel.map.metric.sample_momentum(rng, state.v.shape))
-    lp, _ = log_density_of(kernel.map, state)
-    return attrs.evolve(ks, state=state, log_density=lp)
-
-
-def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
-    """Say that a kernel runs with starting values it meant warm-up to adapt."""
-    # the identity mass is a natural default; a step, a length or a β of 1 is not
-    names = ", ".join(sorted(set(kernel.adapt or ()) - {"inverse_mass"}))
-    if not names:
-        return
-    described = kernel.map.describe()
-    values = {"step_size": described.get("step_size"), "n_leapfrog": described.get("n_steps")}
-    values["beta"] = current_beta(kernel)
-    start = ", ".join(f"{n}={values[n]}" for n in sorted(values) if n in names)
-    warnings.warn(
-        f"warmup=0, but the kernel leaves {names} to adapt: it runs with their starting "
-        f"values ({start}); pass warmup > 0 (the default), or give these values to the "
-        "kernel",
-        SamplingWarning,
-        stacklevel=stacklevel + 1,
-    )
-
-
-def check_warmup(result: Any, stacklevel: int = 2) -> None:
-    """Warn (:class:`~ladder_mcmc.SamplingWarning`) of a warm-up that ended with half its
-    last steps flipping or a step size below ``10⁻¹⁰`` (each group of a grouped one)."""
-    for one in getattr(result, "groups", (result,)):
-        _warn_if_bad(one, stacklevel + 1)
-
-
-def _warn_if_bad(result: WarmupResult, stacklevel: int) -> None:
-    if result.step_size < MIN_STEP_SIZE:
-        warnings.warn(
-            f"warm-up ended with step size {result.step_size:.3g} < {MIN_STEP_SIZE:g}: the "
-            "chains cannot move (a wrong gradient, a density that is not smooth, or a start "
-            "far in the tails); check the target, or start the chains elsewhere",
-            SamplingWarning,
-            stacklevel=stacklevel + 1,
-        )
-    if result.flip_fraction >= 0.5 and result.n_steps >= MIN_FLIP_CHECK_WARMUP:
-        warnings.warn(
-            f"warm-up ended with {result.flip_fraction:.0%} of its last steps flipping: the "
-            f"adapted kernel (ε={result.step_size:.3g}, M={result.n_leapfrog}) rarely moves; "
-            "a longer warm-up, a dense mass (dense_mass=True) or a reparametrisation may help",
-            SamplingWarning,
-            stacklevel=stacklevel + 1,
-        )
+def _n_steps(kernel: Ladder) -> int:
+    """The kernel's leapfrog steps per rung; 1 for a map whose law draws them."""
+    n = n_steps_of(kernel)
+    return 1 if n is None else int(n)
 
 
 __all__ = [

@@ -20,6 +20,8 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.arrays import namespace
+from ladder_mcmc.hamiltonian.leapfrog import Leapfrog
+from ladder_mcmc.hamiltonian.warmup.parameters import leapfrog_of, step_size_of
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
 from ladder_mcmc.ladder.maps import log_det_jacobian_of
 
@@ -89,9 +91,19 @@ def one_step_acceptance(
 ) -> float:
     """Mean over chains of ``min(1, p(L ζ)/p(ζ))`` for one leapfrog step of ``step_size``
     from fresh momenta (a state's auxiliary lengths or step factors set to one step);
-    weighted by ``|det ∂Lζ/∂ζ|`` for a map that declares it (docs/design.md §13)."""
-    map_ = attrs.evolve(kernel.map, step_size=float(step_size), n_steps=1)
+    weighted by ``|det ∂Lζ/∂ζ|`` for a map that declares it (docs/design.md §13).
+
+    For a map made of a leapfrog family and a law
+    (:func:`~.parameters.leapfrog_of`), one plain
+    :class:`~ladder_mcmc.hamiltonian.leapfrog.Leapfrog` step of the family's target and
+    metric from the chains' inner states (the law is left out)."""
+    leapfrog = leapfrog_of(kernel.map)
     state = ks.state
+    if leapfrog is kernel.map:
+        map_ = attrs.evolve(kernel.map, step_size=float(step_size), n_steps=1)
+    else:
+        map_ = Leapfrog(leapfrog.target, float(step_size), 1, leapfrog.metric)
+        state = state.inner
     n = state.x.shape[0]
     if hasattr(state, "n_leapfrog"):
         state = attrs.evolve(state, n_leapfrog=np.ones(n, dtype=np.int64))
@@ -112,11 +124,11 @@ def initial_step_size(
 ) -> tuple[float, int]:
     """A first ``ε`` and the gradient evaluations per chain it took.
 
-    From ``kernel.map.step_size``, doubled while one step is accepted with mean
-    probability above ``target``, or halved while below (at most 100 times; within
-    [:data:`MIN_STEP_SIZE`, :data:`MAX_STEP_SIZE`]).
+    From the kernel's step (:func:`~.parameters.step_size_of`), doubled while one step is
+    accepted with mean probability above ``target``, or halved while below (at most 100
+    times; within [:data:`MIN_STEP_SIZE`, :data:`MAX_STEP_SIZE`]).
     """
-    eps = float(kernel.map.step_size)
+    eps = float(step_size_of(kernel))
     up = one_step_acceptance(kernel, ks, eps, rng) > target
     calls = 1
     for _ in range(100):

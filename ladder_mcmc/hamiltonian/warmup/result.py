@@ -16,7 +16,8 @@ class WarmupResult:
     Attributes
     ----------
     step_size : float
-        Adapted leapfrog step ``ε``.
+        Adapted leapfrog step ``ε`` (of the leapfrog family, and its law, for a map
+        with one).
     inverse_mass : array or None
         Adapted inverse mass matrix (vector: diagonal; matrix: dense).
     grad_evals : int array (chains,)
@@ -28,7 +29,8 @@ class WarmupResult:
         is close to the target).
     n_leapfrog : int
         Leapfrog steps per rung after warm-up (the centre of the jittered lengths,
-        for ``lahmc``'s default kernel).
+        for ``lahmc``'s default kernel; 1 for a map whose law draws the length,
+        ``state_length_lahmc``'s).
     beta : float or None
         The refresh's ``β`` after warm-up (None: the kernel has no partial refresh).
     largest_eigenvalue : float or None

@@ -285,7 +285,7 @@ def test_lifted_lahmc_is_the_hand_built_kernel_draw_for_draw():
 
 
 def test_lifted_lahmc_defaults_and_warm_up_adapt_its_kinetic_energy():
-    kernel = lifted_lahmc(RoughWell(), 0.5, 30)
+    kernel = lifted_lahmc(RoughWell(), n_leapfrog=30)  # ε and the mass left to warm-up
     assert kernel.map.metric.a == 1.25 and kernel.rule.max_rungs == 4
     assert kernel.refresh.delta == 0.06
     np.testing.assert_array_equal(kernel.map.metric.inverse_mass, np.ones(2))

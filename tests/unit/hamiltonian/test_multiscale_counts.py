@@ -44,7 +44,11 @@ def prepared(name, n=N_CHAINS):
     kernel = KERNELS[name](counting)
     rng = ChainStreams.for_chains(0, n).view()
     ks = kernel.init(FUNNEL.sample(n, np.random.default_rng(0)), rng)
-    counting.rows = 0  # the initial state's preparation (Ladder.init) is outside the trace
+    # the initial state's preparation (Ladder.init) is outside the trace, and so is the one
+    # `sample` makes again of a kernel state (nothing another kernel cached is reused)
+    counting.rows = 0
+    kernel.init(ks.state, rng, direction=ks.direction)
+    counting.rows = -counting.rows
     return kernel, ks, counting
 
 
@@ -76,7 +80,10 @@ def test_each_chain_costs_what_the_trace_records_for_it(schedule):
             batch.take(ks.state, rows), ks.direction[rows], ks.log_density[rows], None
         )
         streams = ChainStreams(root_seed(SEED), rows)
-        trace = sample(one(counting), alone, N_STEPS, seed=streams, schedule=schedule, warmup=0)
+        kernel_alone = one(counting)
+        kernel_alone.init(alone.state, streams.view(), direction=alone.direction)
+        counting.rows = -counting.rows  # sample's preparation of the kernel state, again
+        trace = sample(kernel_alone, alone, N_STEPS, seed=streams, schedule=schedule, warmup=0)
         np.testing.assert_array_equal(trace.positions[:, 0], whole.positions[:, i])
         assert counting.rows == int(whole.grad_evals[i]) == int(trace.grad_evals[0])
 
