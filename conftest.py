@@ -18,6 +18,7 @@ if not importlib.util.find_spec("jax"):
     collect_ignore += [
         "ladder_mcmc/models/posteriors/jax_densities.py",
         "ladder_mcmc/models/adapters/jax_models.py",
+        "ladder_mcmc/bench/jax_densities.py",
     ]
 if not importlib.util.find_spec("pymc") or not importlib.util.find_spec("jax"):
     collect_ignore.append("ladder_mcmc/models/adapters/pymc_models.py")

@@ -1,8 +1,10 @@
 """``ladder-mcmc``: reproduce the paper's table 1 and figures 2 and 3 from the command line.
 
-Subcommands ``table1``, ``figure2``, ``figure3`` and ``paper`` (all three); and
+Subcommands ``table1``, ``figure2``, ``figure3`` and ``paper`` (all three);
 ``posterior NAME``, which samples one of the posteriordb posteriors with the defaults
-and prints its summary under the model's parameter names. Each paper subcommand
+and prints its summary under the model's parameter names (exit code 1 when the run
+failed: :mod:`ladder_mcmc.bench.verdict`); and ``bench``, the benchmark suite
+(:mod:`ladder_mcmc.paper.bench_command`; exit code 1 when a run failed). Each paper subcommand
 writes JSON, a Markdown table and PNG figures into ``--out DIR``; ``--quick``
 (the default) finishes each subcommand in a few minutes on 2 cores, ``--full``
 uses sizes like the paper's. PNGs need matplotlib (``pip install
@@ -15,6 +17,7 @@ Examples
     $ ladder-mcmc paper --quick --out out
     $ python -m ladder_mcmc table1 --chains 100 --steps 2000 --seed 3 --json t1.json
     $ ladder-mcmc posterior eight_schools-eight_schools_noncentered --steps 1000
+    $ ladder-mcmc bench --quick
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ from pathlib import Path
 import numpy as np
 
 from ladder_mcmc import __version__
-from ladder_mcmc.paper import figure2, figure3, plotting, posterior_command, table1
+from ladder_mcmc.paper import (
+    bench_command,
+    figure2,
+    figure3,
+    plotting,
+    posterior_command,
+    table1,
+)
 
 # Sizes per subcommand: chains and steps per run (figure 2: per target).
 QUICK = {
@@ -134,6 +144,33 @@ def do_figure3(args: argparse.Namespace) -> dict:
     return _finish(args, "figure3", result, elapsed, figure3.figure3_markdown)
 
 
+def do_bench(args: argparse.Namespace) -> int:
+    """``ladder-mcmc bench``: the suite; ``bench.json`` and ``bench.md`` in ``--out``; exit
+    code 1 if a run failed."""
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(
+            f"ladder-mcmc: cannot make the output folder {str(args.out)!r}: {err}", file=sys.stderr
+        )
+        return 2
+    try:
+        result, text = bench_command.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    _write_json(args.out / "bench.json", result)
+    _write(args.out / "bench.md", text)
+    if args.json is not None:
+        _write_json(args.json, result)
+    _log(
+        args,
+        f"bench: {result['passed_runs']} of {result['total_runs']} runs passed; "
+        f"outputs in {args.out}",
+    )
+    return 0 if result["passed"] else 1
+
+
 def do_paper(args: argparse.Namespace) -> dict:
     return {
         "table1": do_table1(args),
@@ -200,7 +237,7 @@ def _json_file(text: str) -> Path:
     path = Path(text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file")
-    if not path.parent.is_dir():  # a file's folder is not made: a typo must not pass
+    if not path.parent.exists():  # a file's folder is not made: a typo must not pass
         raise argparse.ArgumentTypeError(
             f"cannot write {text!r}: folder {str(path.parent)!r} does not exist"
         )
@@ -249,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     posterior_command.add_arguments(p, _integer)
     p.add_argument("--json", type=_json_file, help="also write the JSON result to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p = sub.add_parser("bench", help=bench_command.HELP, description=bench_command.HELP)
+    bench_command.add_arguments(p, _integer, _out_folder)
+    p.add_argument("--json", type=_json_file, help="also write the JSON result to this file")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser
 
 
@@ -265,7 +306,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         if args.json is not None:
             _write_json(args.json, result)
-        return 0
+        return 0 if result["passed"] else 1
+    if args.command == "bench":
+        return do_bench(args)
     args.custom = bool(args.chains or args.steps)
     if not hasattr(args, "grid"):
         args.grid = None

@@ -1,0 +1,141 @@
+"""The figures of one run: efficiency, convergence, and accuracy against the reference.
+
+* efficiency: ``min_ess``, the smallest over coordinates of the bulk ESS of ``x_i`` and of
+  ``x_i²`` (:func:`~ladder_mcmc.diagnostics.min_bulk_ess`, unconstrained scale), per 1000
+  gradient evaluations of all chains (sampling alone; warm-up counted too) and per second
+  (warm-up and sampling, compile time left out);
+* convergence: the largest rank-normalised split R̂ over coordinates
+  (:func:`~ladder_mcmc.diagnostics.rank_rhat`); the chains that are frozen (a coordinate
+  whose draws never change); the non-finite draws;
+* accuracy: over the model's quantities, the largest ``|mean − reference| / sd``
+  (reference sd) and the largest ``|z|``, ``z = (mean − reference) / √(MCSE² +
+  MCSE_ref²)`` with our MCSE of the mean from the bulk ESS of the mean
+  (:func:`~ladder_mcmc.diagnostics.posterior_statistics`); and the largest
+  ``|sd / sd_ref − 1|``.
+
+A figure that cannot be computed (too few draws, non-finite draws) is NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ladder_mcmc.bench.moments import Moments
+from ladder_mcmc.bench.runs import SamplerRun
+from ladder_mcmc.diagnostics.ess import posterior_statistics, rank_rhat
+from ladder_mcmc.diagnostics.summary import min_bulk_ess
+
+NAN = float("nan")
+
+
+@attrs.frozen
+class Figures:
+    """One run's figures (see the module docstring); NaN where they cannot be computed.
+
+    Attributes
+    ----------
+    min_ess : float
+        Min over coordinates of the bulk ESS of ``x_i`` and ``x_i²`` (draws).
+    ess_per_1000_grads : float
+        ``1000 · min_ess / gradient evaluations`` of the sampling phase (all chains).
+    ess_per_1000_grads_with_warmup : float
+        The same with the warm-up's gradient evaluations counted.
+    ess_per_second : float
+        ``min_ess`` per second of warm-up and sampling (compile time left out).
+    max_rhat : float
+        Largest rank-normalised split R̂ over coordinates (NaN if a coordinate is
+        constant).
+    max_mean_error : float
+        Largest ``|mean − reference| / reference sd`` over the quantities (in sds).
+    max_abs_z : float
+        Largest ``|z|`` of the means over the quantities (in standard errors).
+    worst : str
+        The quantity of ``max_abs_z``.
+    max_sd_error : float
+        Largest ``|sd / reference sd − 1|`` over the quantities (a fraction).
+    frozen_chains : tuple of int
+        Chains with a coordinate whose draws never change.
+    non_finite_draws : int
+        Draws (values) that are not finite.
+    """
+
+    min_ess: float = NAN
+    ess_per_1000_grads: float = NAN
+    ess_per_1000_grads_with_warmup: float = NAN
+    ess_per_second: float = NAN
+    max_rhat: float = NAN
+    max_mean_error: float = NAN
+    max_abs_z: float = NAN
+    worst: str = ""
+    max_sd_error: float = NAN
+    frozen_chains: tuple[int, ...] = ()
+    non_finite_draws: int = 0
+
+
+def frozen_chains(positions: np.ndarray) -> tuple[int, ...]:
+    """Chains of ``positions`` (draws, chains, dim) with a coordinate whose draws never
+    change (a chain that never moves has every coordinate so); none with fewer than 2
+    draws."""
+    x = np.asarray(positions)
+    if x.shape[0] < 2:
+        return ()
+    still = (x[1:] == x[0]).all(axis=0).any(axis=1)
+    return tuple(int(c) for c in np.flatnonzero(still))
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num / den) if den > 0 and np.isfinite(den) else NAN
+
+
+def _largest(values: np.ndarray) -> float:
+    """The largest value, NaN if any is NaN (a NaN hides nothing)."""
+    values = np.asarray(values, dtype=float)
+    return float(np.max(values)) if values.size and not np.isnan(values).any() else NAN
+
+
+def accuracy(quantities: np.ndarray, moments: Moments) -> dict[str, Any]:
+    """``max_mean_error``, ``max_abs_z``, ``worst``, ``max_sd_error`` of ``quantities``
+    (draws, chains, n) against ``moments``."""
+    q = np.asarray(quantities, dtype=float)
+    if q.ndim != 3 or q.shape[2] != len(moments.names):
+        raise ValueError(
+            f"quantities must have shape (draws, chains, {len(moments.names)}), got {q.shape}"
+        )
+    stats = posterior_statistics(q, ("mean", "sd", "mcse_mean"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error = stats["mean"] - moments.mean
+        z = np.abs(error / np.sqrt(stats["mcse_mean"] ** 2 + moments.mcse**2))
+        sd_error = np.abs(stats["sd"] / moments.sd - 1.0)
+    worst = "" if np.isnan(z).all() else moments.names[int(np.nanargmax(z))]
+    return {
+        "max_mean_error": _largest(np.abs(error) / moments.sd),
+        "max_abs_z": _largest(z),
+        "worst": worst,
+        "max_sd_error": _largest(sd_error),
+    }
+
+
+def figures_of(run: SamplerRun, quantities: np.ndarray, moments: Moments) -> Figures:
+    """The figures of ``run``, whose draws map to ``quantities`` (draws, chains, n)
+    (the model's quantities of ``run.positions``), against ``moments``."""
+    x = np.asarray(run.positions, dtype=float)
+    non_finite = int(np.size(x) - np.count_nonzero(np.isfinite(x)))
+    out: dict[str, Any] = {"frozen_chains": frozen_chains(x), "non_finite_draws": non_finite}
+    if non_finite or x.shape[0] < 4:
+        return Figures(**out)
+    ess = min_bulk_ess(x)
+    out.update(
+        min_ess=ess,
+        ess_per_1000_grads=1000.0 * _ratio(ess, run.grad_evals),
+        ess_per_1000_grads_with_warmup=1000.0 * _ratio(ess, run.grad_evals + run.warmup_grad_evals),
+        ess_per_second=_ratio(ess, run.wall_time),
+        max_rhat=_largest(rank_rhat(x)) if x.shape[1] >= 2 else NAN,
+        **accuracy(quantities, moments),
+    )
+    return Figures(**out)
+
+
+__all__ = ["Figures", "accuracy", "figures_of", "frozen_chains"]
