@@ -96,8 +96,8 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import nuts_peers  # noqa: E402
-from models import commit  # noqa: E402  (benchmarks/models.py)
 from machine import machine_facts  # noqa: E402
+from models import commit  # noqa: E402  (benchmarks/models.py)
 
 from ladder_mcmc import apply_warmup, lahmc, lifted_lahmc, sample  # noqa: E402
 from ladder_mcmc.diagnostics import GradientCounter, min_bulk_ess, rank_rhat  # noqa: E402

@@ -33,8 +33,9 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     import ladder_mcmc
-from ladder_mcmc import drivers, hmc, lahmc, sample
 from ladder_mcmc.drivers import ChainStreams
+
+from ladder_mcmc import drivers, hmc, lahmc, sample
 from ladder_mcmc.models import IllConditionedGaussian
 
 

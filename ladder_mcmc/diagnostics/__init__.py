@@ -16,6 +16,7 @@ from ladder_mcmc.diagnostics.autocorrelation import (
     grads_to_threshold,
 )
 from ladder_mcmc.diagnostics.checks import SamplingWarning, check_trace, trace_problems
+from ladder_mcmc.diagnostics.energy import e_bfmi
 from ladder_mcmc.diagnostics.ess import (
     STATISTICS,
     effective_sample_size,
@@ -51,6 +52,7 @@ __all__ = [
     "check_gradient",
     "check_kernel_gradient",
     "check_trace",
+    "e_bfmi",
     "effective_sample_size",
     "ess_bulk",
     "ess_tail",

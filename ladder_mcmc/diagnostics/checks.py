@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc.arrays import release_rows
+from ladder_mcmc.diagnostics.energy import E_BFMI_LOW, e_bfmi
 from ladder_mcmc.diagnostics.ess import posterior_statistics
 from ladder_mcmc.diagnostics.summary import summarised_values
 from ladder_mcmc.validation import SamplingWarning
@@ -158,6 +159,18 @@ def trace_problems(trace: Any) -> list[str]:
                 f"(worst: {_listing(shown, low.size)}{subset}): means and quantiles are not "
                 "reliable yet (Vehtari et al. 2021). Run more steps (n_steps), or mix faster "
                 "(warmup=..., trajectory_length=...)."
+            )
+    energy = getattr(trace, "step_stats", {}).get("energy")
+    if energy is not None and n_steps >= MIN_STEPS:
+        bfmi = e_bfmi(energy)
+        low = np.flatnonzero(bfmi < E_BFMI_LOW)
+        if low.size:
+            shown = [f"chain {c} {bfmi[c]:.2f}" for c in low[:_SHOW]]
+            out.append(
+                f"E-BFMI below {E_BFMI_LOW} for {low.size} of {n_chains} chains "
+                f"({_listing(shown, low.size)}): the momentum refresh changes the energy too "
+                "little between steps to explore the target's tails (Betancourt 2016). A "
+                "fuller refresh (a larger beta), a reparametrisation, or a better mass may help."
             )
     non_finite = np.asarray(trace.non_finite_rungs)
     count = int(non_finite.sum())

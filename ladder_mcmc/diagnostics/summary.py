@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from ladder_mcmc.diagnostics.energy import E_BFMI_LOW, e_bfmi
 from ladder_mcmc.diagnostics.ess import STATISTICS, effective_sample_size, posterior_statistics
 
 
@@ -77,6 +78,9 @@ class Summary:
         and steps of the sampling phase.
     adapted : dict of str, or None
         What warm-up adapted, name → value as printed (``trace.warmup.adapted``).
+    e_bfmi : array (chains,) or None
+        Each chain's energy Bayesian fraction of missing information
+        (:func:`~ladder_mcmc.diagnostics.energy.e_bfmi`), when the trace has energies.
     """
 
     names: list[str]
@@ -95,6 +99,7 @@ class Summary:
     warmup_grad_evals: float | None = None
     non_finite_rungs: int = 0
     adapted: dict | None = None
+    e_bfmi: np.ndarray | None = None
 
     @property
     def mcse(self) -> np.ndarray:
@@ -148,6 +153,12 @@ class Summary:
         if self.adapted:
             values = ", ".join(f"{k} {v}" for k, v in self.adapted.items())
             lines.append(f"adapted in warm-up: {values}")
+        if self.e_bfmi is not None and np.isfinite(self.e_bfmi).any():
+            low = np.nanmin(self.e_bfmi)
+            mark = (
+                f" (below {E_BFMI_LOW}: the energy is explored slowly)" if low < E_BFMI_LOW else ""
+            )
+            lines.append(f"E-BFMI: {np.nanmin(self.e_bfmi):.2f} (lowest chain){mark}")
         if self.non_finite_rungs:
             lines.append(
                 f"non-finite energies: {self.non_finite_rungs} rungs (density zero, rejected)"
@@ -212,7 +223,13 @@ def summary(
         warmup_grad_evals=None if warm is None else float(np.mean(warm.grad_evals)),
         non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
         adapted=None if warm is None else adapted_values(warm),
+        e_bfmi=_e_bfmi_of(trace),
     )
+
+
+def _e_bfmi_of(trace) -> np.ndarray | None:
+    energy = getattr(trace, "step_stats", {}).get("energy")
+    return None if energy is None else e_bfmi(energy)
 
 
 def summarised_values(trace, constrained: bool | None) -> tuple[np.ndarray, list[str]]:
@@ -257,6 +274,42 @@ def adapted_values(warm) -> dict[str, str]:
     return out
 
 
+def _sample_stats(trace, kept: int) -> dict[str, np.ndarray]:
+    """Per-step figures at the kept steps (steps ``thin − 1, 2 thin − 1, …``), chain ×
+    draw."""
+    steps = np.arange(kept) * trace.thin + trace.thin - 1
+
+    def at(values) -> np.ndarray:
+        return np.swapaxes(np.asarray(values)[steps], 0, 1)
+
+    out = {"rung": at(trace.rungs), "n_steps": at(trace.grad_evals_per_step)}
+    stats = getattr(trace, "step_stats", {})
+    if "energy" in stats:
+        out["energy"] = at(stats["energy"])
+    if "acceptance_rate" in stats:
+        out["acceptance_rate"] = at(stats["acceptance_rate"])
+    diverging = getattr(trace, "diverging", None)
+    if diverging is not None:
+        out["diverging"] = at(diverging)
+    step = _step_sizes(trace)
+    if step is not None:
+        out["step_size"] = np.broadcast_to(step[:, None], (step.size, kept)).copy()
+    return out
+
+
+def _step_sizes(trace) -> np.ndarray | None:
+    """Each chain's step size: the warm-up's (per group), else the kernel's; None."""
+    n = trace.rungs.shape[1]
+    warm = getattr(trace, "warmup", None)
+    if warm is not None and getattr(warm, "step_size", None) is not None:
+        size = np.asarray(warm.step_size, dtype=float)
+        if size.ndim == 1 and hasattr(warm, "group_of_chain"):
+            return size[warm.group_of_chain]
+        return np.full(n, float(size))
+    size = getattr(trace, "kernel", {}).get("step_size")
+    return None if size is None else np.full(n, float(size))
+
+
 def to_inference_data(trace, names: Sequence[str] | None = None):
     """The trace as an ``arviz.InferenceData`` (requires the ``arviz`` extra).
 
@@ -265,8 +318,11 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
     unconstrained positions go to ``unconstrained_posterior`` (one variable ``x``);
     ``names`` then name the constrained values one by one, as in :func:`summary`.
     Otherwise the positions are the ``posterior``, one variable per parameter
-    (``names``, default ``x0, x1, …``). Per-step rungs and gradient evaluations go
-    to ``sample_stats``.
+    (``names``, default ``x0, x1, …``). ``sample_stats`` holds, per kept step, what
+    ArviZ's energy and divergence plots read: ``energy`` (``−log p`` after the step; for
+    leapfrog the Hamiltonian), ``diverging`` (a rung of density zero, or an energy error
+    above 1000), ``acceptance_rate`` (the first rung's probability), ``step_size``, the
+    ``rung`` code and ``n_steps`` (gradient evaluations of the step).
     """
     try:
         import arviz as az
@@ -296,11 +352,7 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
         if len(names) != x.shape[2]:
             raise ValueError(f"names has {len(names)} entries for {x.shape[2]} parameters")
         groups["posterior"] = {n: np.swapaxes(x[:, :, i], 0, 1) for i, n in enumerate(names)}
-    if trace.thin == 1:
-        groups["sample_stats"] = {
-            "rung": np.swapaxes(trace.rungs, 0, 1),
-            "n_grad_evals": np.swapaxes(trace.grad_evals_per_step, 0, 1),
-        }
+    groups["sample_stats"] = _sample_stats(trace, x.shape[0])
     idata = az.from_dict(**groups)
     if unconstrained is not None:
         idata.add_groups({"unconstrained_posterior": unconstrained})

@@ -32,7 +32,15 @@ import numpy as np
 
 from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
 from ladder_mcmc.engine.pytree import register
-from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, start
+from ladder_mcmc.engine.ragged import (
+    STEP_STATS,
+    Plan,
+    RaggedState,
+    StepRecord,
+    iterate,
+    start,
+    step_stats,
+)
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -76,7 +84,7 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
             "rung": rec.rung,
             "n_moves": rec.n_moves,
             "non_finite": rec.non_finite,
-            "first_prob": rec.first_prob,
+            **step_stats(rec),
         }
         if rec.cost is not None:
             out["cost"] = rec.cost
@@ -206,6 +214,7 @@ def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np
                 outputs["non_finite"][:, j],
                 None if cost is None else cost[:, j],
                 None if overhead is None else overhead[:, j],
+                {name: outputs[name][:, j] for name in STEP_STATS},
             )
         return
     n, width = steps.shape[0], outputs["rung"].shape[1]
@@ -225,6 +234,7 @@ def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np
         flat(outputs["non_finite"]),
         flat(cost),
         flat(overhead),
+        {name: flat(outputs[name]) for name in STEP_STATS},
     )
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ladder_mcmc.engine.ragged import Plan, RaggedState, iterate, start
+from ladder_mcmc.engine.ragged import Plan, RaggedState, iterate, start, step_stats
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -91,14 +91,14 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         if everyone and in_sync:
             recorder.record_row(
                 int(rec.step[0]), rec.draw, rec.rung, rec.n_moves, rec.non_finite,
-                rec.cost, rec.overhead,
+                rec.cost, rec.overhead, step_stats(rec),
             )  # fmt: skip
             flushed = iteration % recorder.flush_every == 0
         else:
             in_sync = False
             flushed = recorder.record_masked(
                 None if everyone else rec.decided, chain_id, rec.step, rec.draw, rec.rung,
-                rec.n_moves, rec.non_finite, rec.cost, rec.overhead,
+                rec.n_moves, rec.non_finite, rec.cost, rec.overhead, step_stats(rec),
             )  # fmt: skip
         if iteration >= check_from:
             finished = rs.step >= n_steps

@@ -143,6 +143,9 @@ class RaggedState:
         ``log |det ∂(current)/∂(origin)|`` (maps that change volume; zeros otherwise).
     first_prob : float array
         ``C_0`` of the step (the first stage's probability, once computed).
+    energy_error : float array
+        The largest ``log p(ζ) − log p(rung)`` over the step's rungs so far (``inf`` for a
+        rung of density zero): for leapfrog, the largest energy error of the step.
     step : int64 array
         Steps the chain has completed.
     """
@@ -159,6 +162,7 @@ class RaggedState:
     non_finite: Any
     log_jacobian: Any
     first_prob: Any
+    energy_error: Any
     step: Any
 
     def ladder_state(self) -> LadderState:
@@ -183,6 +187,9 @@ class StepRecord:
         As :class:`~ladder_mcmc.ladder.kernel.StepInfo`'s.
     first_prob : float array
         ``C_0``, the probability of stopping at the first stage.
+    energy, energy_error : float arrays
+        ``−log p`` of the state after the step and its refresh (for leapfrog the
+        Hamiltonian); the step's largest energy error (:class:`RaggedState`).
     cost, overhead : int64 arrays or None
         Gradient evaluations per map application (maps with ``cost_of``) and outside
         them (a refresh's, the density's after it), as :class:`StepInfo`'s.
@@ -195,8 +202,24 @@ class StepRecord:
     n_moves: Any
     non_finite: Any
     first_prob: Any
+    energy: Any
+    energy_error: Any
     cost: Any = None
     overhead: Any = None
+
+
+#: the per-step figures a step records beside its rung (``Trace.step_stats``)
+STEP_STATS = ("energy", "acceptance_rate", "energy_error")
+
+
+def step_stats(rec: StepRecord) -> dict[str, Any]:
+    """A record's per-step figures by name: ``energy`` (``−log p`` after the step),
+    ``acceptance_rate`` (``C_0``), ``energy_error`` (the step's largest)."""
+    return {
+        "energy": rec.energy,
+        "acceptance_rate": rec.first_prob,
+        "energy_error": rec.energy_error,
+    }
 
 
 def start(kernel: Ladder, ks: LadderState, steps_done: Any, draws: Draws) -> RaggedState:
@@ -220,6 +243,7 @@ def start(kernel: Ladder, ks: LadderState, steps_done: Any, draws: Draws) -> Rag
         non_finite=zeros_int,
         log_jacobian=zeros,
         first_prob=zeros,
+        energy_error=xp.full(n, -xp.inf),
         step=xp.asarray(steps_done, dtype=xp.int64),
     )
 
@@ -302,11 +326,12 @@ def iterate(
             xp.asarray(plan.from_origin)[stage], step_jac, log_jacobian + step_jac
         )
         weighted, bad = jacobian_weighted(lp, bad, log_jacobian)
-        ratio = xp.exp(weighted - rs.log_density)
     else:
-        ratio = xp.exp(lp - rs.log_density)
+        weighted = lp
+    ratio = xp.exp(weighted - rs.log_density)
     n_moves = rs.n_moves + 1
     non_finite = rs.non_finite + bad
+    energy_error = xp.maximum(rs.energy_error, rs.log_density - weighted)
     memory, cumulative = rule.update(rs.memory, stage, ratio)
     memory = xp.asarray(memory, dtype=xp.float64)
     cumulative = xp.asarray(cumulative, dtype=xp.float64)
@@ -329,6 +354,7 @@ def iterate(
             non_finite=non_finite,
             log_jacobian=log_jacobian,
             first_prob=first_prob,
+            energy_error=energy_error,
         ), None
     if everyone is None:
         everyone = known(done.all())
@@ -373,6 +399,8 @@ def iterate(
         n_moves=n_moves,
         non_finite=non_finite,
         first_prob=first_prob,
+        energy=-ref_lp,
+        energy_error=energy_error,
         cost=cost,
         overhead=overhead,
     )
@@ -398,6 +426,7 @@ def iterate(
             non_finite=zeros_int,
             log_jacobian=zeros,
             first_prob=first_prob,
+            energy_error=xp.full_like(memory, -xp.inf),
             step=rs.step + 1,
         )
         return new, record
@@ -416,6 +445,7 @@ def iterate(
         non_finite=xp.where(done, 0, non_finite),
         log_jacobian=xp.where(done, 0.0, log_jacobian),
         first_prob=first_prob,
+        energy_error=xp.where(done, -xp.inf, energy_error),
         step=rs.step + done,
     )
     if active is not None:
@@ -423,4 +453,13 @@ def iterate(
     return new, record
 
 
-__all__ = ["Draws", "Plan", "RaggedState", "StepRecord", "iterate", "start"]
+__all__ = [
+    "STEP_STATS",
+    "Draws",
+    "Plan",
+    "RaggedState",
+    "StepRecord",
+    "iterate",
+    "start",
+    "step_stats",
+]

@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-#: the smallest buffer per chain and stream (draws); grown to hold many calls' worth
+#: the smallest buffer per chain and stream (draws), for a few thousand chains at most
+#: (many chains start smaller: :data:`_FIRST_DRAWS` in all); grown to hold many calls' worth
 _MIN_CAPACITY = 1024
+_FIRST_DRAWS = 1 << 22
 #: the buffers' memory budget (bytes) per stream kind, above which they hold fewer calls
 _BUDGET = 1 << 27
 _KINDS = ("uniform", "normal")
@@ -65,17 +67,38 @@ class _Stream:
     check for a refill.
     """
 
-    def __init__(self, generators: list[np.random.Generator], kind: str) -> None:
-        self.generators = generators
+    def __init__(self, seed: np.random.SeedSequence, chains: np.ndarray, code: int, kind: str):
+        self.seed, self.chains, self.code = seed, chains, code
+        self._generators: list[np.random.Generator] | None = None  # made when first used
         self.kind = kind
-        self.capacity = _MIN_CAPACITY
-        n = len(generators)
+        n = len(chains)
+        self.capacity = max(32, min(_MIN_CAPACITY, _FIRST_DRAWS // max(n, 1)))
         self.buffer = np.empty((n, self.capacity))
         self.offset = np.full(n, self.capacity, dtype=np.int64)  # empty: filled when first used
         self.high = self.capacity
         self.row_start = np.arange(n, dtype=np.int64) * self.capacity
         self.flat = self.buffer.reshape(-1)
         self.windows: dict[int, np.ndarray] = {}  # views of ``flat``, by k
+
+    @property
+    def generators(self) -> list[np.random.Generator]:
+        """Each chain's generator, keyed by the run's seed, the chain and the kind (made on
+        first use: a run with many chains that draws no normals never makes theirs)."""
+        if self._generators is None:
+            seed = self.seed
+            self._generators = [
+                np.random.Generator(
+                    np.random.SFC64(
+                        np.random.SeedSequence(
+                            seed.entropy,
+                            spawn_key=(*seed.spawn_key, int(c), self.code),
+                            pool_size=seed.pool_size,
+                        )
+                    )
+                )
+                for c in self.chains
+            ]
+        return self._generators
 
     def __getstate__(self) -> dict:
         # ``flat`` and ``windows`` are views of ``buffer``: a pickle would copy them apart
@@ -93,7 +116,7 @@ class _Stream:
 
     def refill(self, k: int) -> None:
         """Make at least ``k`` unconsumed draws available in every chain's row."""
-        n = len(self.generators)
+        n = len(self.chains)
         # room for some 32 calls of k draws, within the memory budget, and for 2 at least
         wanted = max(min(1 << (32 * k - 1).bit_length(), _BUDGET // (8 * max(n, 1))), 2 * k)
         if wanted > self.capacity:  # grow, keeping every row's unconsumed draws
@@ -161,22 +184,7 @@ class ChainStreams:
         self.seed = seed
         self.chains = np.asarray(chains, dtype=np.int64).reshape(-1)
         self._streams = {
-            kind: _Stream(
-                [
-                    np.random.Generator(
-                        np.random.SFC64(
-                            np.random.SeedSequence(
-                                seed.entropy,
-                                spawn_key=(*seed.spawn_key, int(c), code),
-                                pool_size=seed.pool_size,
-                            )
-                        )
-                    )
-                    for c in self.chains
-                ],
-                kind,
-            )
-            for code, kind in enumerate(_KINDS)
+            kind: _Stream(seed, self.chains, code, kind) for code, kind in enumerate(_KINDS)
         }
         #: the chains' uniform and normal streams, for drivers that know what they draw:
         #: ``take(ids, k, advance)`` is what a view's ``random``/``standard_normal`` call

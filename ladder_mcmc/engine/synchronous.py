@@ -38,8 +38,13 @@ def run_synchronous(
     for t in range(recorder.completed(), stop):
         ks, info = kernel.step(ks, rng)
         draw = kernel.map.draw(ks.state)
+        stats = {
+            "energy": -ks.log_density,
+            "acceptance_rate": info.first_stage_prob,
+            "energy_error": info.energy_error,
+        }
         recorder.record_row(
-            t, draw, info.rung, info.n_moves, info.non_finite, info.cost, info.overhead
+            t, draw, info.rung, info.n_moves, info.non_finite, info.cost, info.overhead, stats
         )
         if on_progress is not None:
             on_progress(t + 1)

@@ -81,6 +81,9 @@ class StepInfo:
         Gradient evaluations of the step outside its map applications: those the
         refresh reports (``Refresh.with_cost``) and the log density at the refreshed
         state (``map.log_density_cost``); ``None`` when neither declares any.
+    energy_error : float array (chains,) or None
+        The largest ``log p(ζ) − log p(rung)`` over the rungs the step computed (``inf``
+        for a rung of density zero): for leapfrog, the step's largest energy error.
     """
 
     rung: np.ndarray
@@ -89,6 +92,7 @@ class StepInfo:
     first_stage_prob: np.ndarray | None = None
     cost: np.ndarray | None = None
     overhead: np.ndarray | None = None
+    energy_error: np.ndarray | None = None
 
 
 def log_density_of(map_: ReversibleMap, state: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -306,6 +310,7 @@ class Ladder:
         current = ks.state
         memory = np.zeros(n)
         first_stage_prob = np.zeros(n)
+        energy_error = np.full(n, -np.inf)  # the largest log p(ζ) − log p(rung) so far
         positions = tuple(rule.positions)
         cost = None if map_.cost_of is None else np.asarray(map_.cost_of(ks.state))
         # log |det ∂(rung)/∂ζ| of the pending chains' current rung (docs/design.md §13)
@@ -331,9 +336,13 @@ class Ladder:
                     step_jac = map_.move_log_det_jacobian(base, rung, dirs)
                     logjac = step_jac if from_origin else logjac + step_jac
                     lp_w, bad = jacobian_weighted(lp, bad, logjac)
-                    ratio = np.exp(lp_w - lp0)
                 else:
-                    ratio = np.exp(lp - lp0)  # density_ratio, inside this errstate
+                    lp_w = lp
+                ratio = np.exp(lp_w - lp0)  # density_ratio, inside this errstate
+                if full:
+                    energy_error = np.maximum(energy_error, lp0 - lp_w)
+                else:
+                    energy_error[pending] = np.maximum(energy_error[pending], lp0 - lp_w)
                 mem, cum = rule.update(
                     memory if full else memory[pending], np.full(pending.size, s), ratio
                 )
@@ -381,7 +390,7 @@ class Ladder:
         state, direction, new_lp, overhead = self.refresh_with_cost(
             new_state, direction, new_lp, rng
         )
-        info = StepInfo(code, n_moves, non_finite, first_stage_prob, cost, overhead)
+        info = StepInfo(code, n_moves, non_finite, first_stage_prob, cost, overhead, energy_error)
         return LadderState(state, direction, new_lp, carry), info
 
     def apply_refresh(

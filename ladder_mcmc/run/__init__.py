@@ -18,6 +18,7 @@ from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.run.resume import resume
 from ladder_mcmc.run.sample import sample
 from ladder_mcmc.run.trace import Trace
+from ladder_mcmc.run.warmup import warmup
 
 __all__ = [
     "Recorder",
@@ -27,4 +28,5 @@ __all__ = [
     "memmap_allocator",
     "resume",
     "sample",
+    "warmup",
 ]

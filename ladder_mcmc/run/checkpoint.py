@@ -174,22 +174,6 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
     return meta, trees
 
 
-def generator_state(rng: np.random.Generator) -> dict:
-    """The generator's bit-generator state, JSON-able."""
-    return rng.bit_generator.state
-
-
-def restore_generator(state: dict) -> np.random.Generator:
-    """A generator in exactly the stored state."""
-    name = state.get("bit_generator")
-    bit_generator_cls = getattr(np.random, str(name), None)
-    if bit_generator_cls is None or not isinstance(bit_generator_cls, type):
-        raise ValueError(f"checkpoint names an unknown bit generator {name!r}")
-    bg = bit_generator_cls()
-    bg.state = state
-    return np.random.Generator(bg)
-
-
 def fingerprint(obj: Any) -> str:
     """A SHA-256 of an object's parameters: what a kernel's description leaves out.
 

@@ -115,6 +115,11 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
         parameters=first.parameters,
         step_overhead=step_overhead,
         backend=first.backend,
+        step_stats={
+            name: np.concatenate([t.step_stats[name] for t in traces], axis=1)
+            for name in first.step_stats
+            if all(name in t.step_stats for t in traces)
+        },
     )
 
 

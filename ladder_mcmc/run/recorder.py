@@ -71,6 +71,7 @@ class Recorder:
         self.steps_done = np.zeros(n_chains, dtype=np.int64)
         self.step_cost: np.ndarray | None = None
         self.step_overhead: np.ndarray | None = None
+        self.step_stats: dict[str, np.ndarray] = {}
         self.draws: Any = None
         # np.zeros, not np.empty: calloc'd pages are mapped lazily and cheaply,
         # while first writes into np.empty memory in scattered order (the
@@ -93,15 +94,20 @@ class Recorder:
         non_finite: np.ndarray,
         cost: np.ndarray | None = None,
         overhead: np.ndarray | None = None,
+        stats: dict[str, np.ndarray] | None = None,
     ) -> None:
         """Record step ``steps[i]`` of chain ``chains[i]`` for every ``i``.
 
         ``draw=None``: the draws were written already (:meth:`record_draws`).
         ``cost``: gradient evaluations per map application of each step (maps with
         ``cost_of``), or None. ``overhead``: gradient evaluations of each step outside
-        its map applications (``StepInfo.overhead``), or None.
+        its map applications (``StepInfo.overhead``), or None. ``stats``: more per-step
+        figures by name (:attr:`step_stats`: the energy, the first stage's probability,
+        the energy error), or None.
         """
         self.rungs[steps, chains] = rung
+        for name, values in (stats or {}).items():
+            self.stat(name)[steps, chains] = values
         self.n_moves[steps, chains] = n_moves
         self.non_finite[steps, chains] = non_finite
         if cost is not None:
@@ -113,6 +119,13 @@ class Recorder:
             self.record_draws(chains, steps, draw)
         if self._mapped:
             self._release(self.completed())
+
+    def stat(self, name: str) -> np.ndarray:
+        """The per-step figure ``name`` (:attr:`step_stats`), allocated (NaN) on first use."""
+        found = self.step_stats.get(name)
+        if found is None:
+            found = self.step_stats[name] = np.full((self.n_steps, self.n_chains), np.nan)
+        return found
 
     def costs(self) -> np.ndarray:
         """:attr:`step_cost`, allocated (zeros) on first use."""
@@ -241,13 +254,23 @@ class Recorder:
         batch.tree_map(write, store, draw)
 
     def record_row(
-        self, step: int, draw: Any, rung, n_moves, non_finite, cost=None, overhead=None
+        self,
+        step: int,
+        draw: Any,
+        rung,
+        n_moves,
+        non_finite,
+        cost=None,
+        overhead=None,
+        stats: dict[str, np.ndarray] | None = None,
     ) -> None:
-        """Record step ``step`` of every chain at once (chains in order); ``cost`` and
-        ``overhead`` as for :meth:`record`."""
+        """Record step ``step`` of every chain at once (chains in order); ``cost``,
+        ``overhead`` and ``stats`` as for :meth:`record`."""
         if self._buffer:
             self.flush()
         self.rungs[step] = rung
+        for name, values in (stats or {}).items():
+            self.stat(name)[step] = values
         self.n_moves[step] = n_moves
         self.non_finite[step] = non_finite
         if cost is not None:
@@ -281,6 +304,7 @@ class Recorder:
         non_finite: np.ndarray,
         cost: np.ndarray | None = None,
         overhead: np.ndarray | None = None,
+        stats: dict[str, np.ndarray] | None = None,
     ) -> bool:
         """Buffer step ``steps[i]`` of chain ``chains[i]`` for every ``i`` with ``mask[i]``.
 
@@ -291,7 +315,9 @@ class Recorder:
         A chain's steps must come in increasing order. Returns True if the
         buffer was flushed.
         """
-        self._buffer.append((mask, chains, steps, draw, rung, n_moves, non_finite, cost, overhead))
+        self._buffer.append(
+            (mask, chains, steps, draw, rung, n_moves, non_finite, cost, overhead, stats)
+        )
         if len(self._buffer) >= self.flush_every:
             self.flush()
             return True
@@ -327,11 +353,15 @@ class Recorder:
         # a kernel's steps all come with a cost (an overhead) or none do
         cost = None if buf[0][7] is None else cat(7)
         overhead = None if buf[0][8] is None else cat(8)
+        stats = {} if buf[0][9] is None else {
+            name: np.concatenate([b[9][name] for b in buf]) for name in buf[0][9]
+        }  # fmt: skip
         if sel is not None:
             chains, steps = chains[sel], steps[sel]
             rung, n_moves, non_finite = rung[sel], n_moves[sel], non_finite[sel]
             cost = None if cost is None else cost[sel]
             overhead = None if overhead is None else overhead[sel]
+            stats = {name: values[sel] for name, values in stats.items()}
         flat = steps * self.n_chains + chains
         _scatter(self.rungs, flat, steps, chains, rung)
         _scatter(self.n_moves, flat, steps, chains, n_moves)
@@ -340,6 +370,8 @@ class Recorder:
             _scatter(self.costs(), flat, steps, chains, cost)
         if overhead is not None:
             _scatter(self.overheads(), flat, steps, chains, overhead)
+        for name, values in stats.items():
+            _scatter(self.stat(name), flat, steps, chains, values)
         # a chain may appear several times; its steps increase, so keep the largest
         np.maximum.at(self.steps_done, chains, steps + 1)
         # draws: entry by entry, in order, every chain of the entry (no gather).
@@ -369,10 +401,6 @@ class Recorder:
     def completed(self) -> int:
         """Steps completed by every chain."""
         return int(self.steps_done.min()) if self.n_chains else 0
-
-
-def _concat(*leaves: np.ndarray) -> np.ndarray:
-    return np.concatenate(leaves)
 
 
 def _scatter(store: np.ndarray, flat, rows, cols, values) -> None:

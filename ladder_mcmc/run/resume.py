@@ -214,6 +214,9 @@ def resume(
         recorder.costs()[:done] = trees["step_cost"]
     if trees.get("step_overhead") is not None:  # gradients outside the map applications
         recorder.overheads()[:done] = trees["step_overhead"]
+    for key, values in trees.items():  # the per-step figures (energy, acceptance, …)
+        if key.startswith("stat_") and values is not None:
+            recorder.stat(key[len("stat_") :])[:done] = values
     recorder.steps_done[:] = done
     kept = done // recorder.thin
     streamed_to = _restore_draws(recorder, path, meta, trees["draws"], kept, new_file)

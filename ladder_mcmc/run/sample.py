@@ -115,6 +115,7 @@ def _save(run: _Run) -> None:
         "non_finite": rec.non_finite[:done],
         "step_cost": None if rec.step_cost is None else rec.step_cost[:done],
         "step_overhead": None if rec.step_overhead is None else rec.step_overhead[:done],
+        **{f"stat_{name}": values[:done] for name, values in rec.step_stats.items()},
         "warmup": run.warm,
         **{f"streams_{name}": array for name, array in streams_arrays.items()},
     }
@@ -176,6 +177,7 @@ def _trace(run: _Run, final: LadderState | None, interrupted: bool) -> Trace:
         kernel=run.kernel.describe(),
         warmup=run.warm,
         backend=run.backend.describe(),
+        step_stats={name: values[:done] for name, values in rec.step_stats.items()},
         parameters=parameters_of(target_of(run.kernel.map)),
     )
 

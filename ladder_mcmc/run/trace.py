@@ -7,6 +7,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+#: an energy error (``log p(ζ) − log p(rung)``, nats) above which a step counts as
+#: diverging (:attr:`Trace.diverging`): Stan's threshold
+DIVERGENCE = 1000.0
+
 
 @attrs.frozen(eq=False)
 class Trace:
@@ -64,6 +68,12 @@ class Trace:
     backend : dict
         What ran the steps and why: ``{"name": "numpy" | "jax", "reason": ...}``
         (:mod:`ladder_mcmc.engine.backend`).
+    step_stats : dict of arrays (n_steps, chains)
+        More figures per step: ``energy`` (``−log p`` of the state after the step and its
+        refresh: for leapfrog the Hamiltonian, what ``az.plot_energy`` and E-BFMI read),
+        ``acceptance_rate`` (``C_0``, the first rung's probability) and ``energy_error``
+        (the step's largest ``log p(ζ) − log p(rung)``; ``inf`` for a rung of density
+        zero). See :attr:`diverging`.
     """
 
     states: Any
@@ -82,6 +92,7 @@ class Trace:
     parameters: Any = None
     step_overhead: np.ndarray | None = None
     backend: dict = attrs.field(factory=dict)
+    step_stats: dict = attrs.field(factory=dict)
 
     @property
     def n_steps(self) -> int:
@@ -152,6 +163,18 @@ class Trace:
         also its draw and its density there).
         """
         return self.grad_evals_per_step.sum(axis=0)
+
+    @property
+    def diverging(self) -> np.ndarray:
+        """Bool (n_steps, chains): the steps that met a rung of density zero (a non-finite
+        energy, counted in :attr:`non_finite_rungs`) or an energy error above
+        :data:`DIVERGENCE` (Stan's threshold for a divergent trajectory)."""
+        out = self.non_finite_rungs > 0
+        error = self.step_stats.get("energy_error")
+        if error is not None:
+            with np.errstate(invalid="ignore"):
+                out = out | (error > DIVERGENCE)
+        return out
 
     @property
     def non_finite(self) -> int:

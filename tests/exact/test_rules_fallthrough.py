@@ -1,10 +1,10 @@
-"""Rules whose fall-through code is a rung (``fallthrough > 0``): one contract, every driver.
+"""Rules whose fall-through code is a rung (``fallthrough > 0``): one contract, both schedules.
 
 A chain that no stage stops moves to the rung at ``positions[-1]`` — in the exact
 matrices (``ladder_mcmc.verify.finite``), in :meth:`Ladder.step` (warm-up and
-``schedule="synchronous"``) and in the ragged driver. HMC written as such a rule
+``schedule="synchronous"``) and in the ragged step. HMC written as such a rule
 (``FallThroughMetropolisRule`` in ``exact_properties.py``) must be exactly
-``LookAheadRule(1)``, and sample like it in both drivers.
+``LookAheadRule(1)``, and sample like it on both schedules.
 """
 
 from __future__ import annotations

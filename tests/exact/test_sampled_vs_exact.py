@@ -1,7 +1,7 @@
 """The LookAhead kernel sampled on finite ladders agrees with its exact transition matrix.
 
-Both drivers (``schedule="synchronous"`` and ``"ragged"``), one step and three
-steps (``T³``: the ragged driver interleaves chains at different steps), with
+Both schedules (``schedule="synchronous"`` and ``"ragged"``), one step and three
+steps (``T³``: the ragged step interleaves chains at different steps), with
 and without a direction refresh. Per entry an exact binomial test, Bonferroni
 over the entries, total false-alarm rate 1e-6 per test case (fixed seeds, so
 the outcome is deterministic); transitions of exact probability 0 must never

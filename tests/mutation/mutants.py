@@ -176,7 +176,7 @@ class BackwardSignSampledLadder(MeasuredLadder):
 
 
 class DroppedJacobianSampledLadder(MeasuredLadder):
-    """Sampling without the Jacobian: the drivers take the map for volume preserving."""
+    """Sampling without the Jacobian: the engine takes the map for volume preserving."""
 
     @property
     def volume_preserving(self) -> bool:
@@ -366,7 +366,7 @@ def install_engine_mutant(monkeypatch, changes: dict[str, list[tuple[str, str]]]
 @attrs.frozen
 class HiddenOrderRefresh(ComposedRefresh):
     """Its parts in order as one refresh that declares the law it redraws but not its parts
-    (a subclass of ``ComposedRefresh`` declares no ``composed_parts``): ``Ladder`` cannot see
+    (``refresh_parts`` opens ``ComposedRefresh`` exactly, not a subclass): ``Ladder`` cannot see
     that ``α`` is redrawn before ``ζ`` is refreshed (mutant a, with the parts
     ``AuxiliaryRefresh`` then ``InnerRefresh``)."""
 

@@ -2,8 +2,8 @@
 
 Each mutant (``mutants.py``) drops the Jacobian or takes the wrong sign for backward
 steps, in the exact matrices (a ``MeasuredLadder``'s ``move_jacobian``), in sampling
-(a map's ``move_log_det_jacobian`` or ``volume_preserving``) or in the ragged driver's
-sum (its source mutated). Each test runs a check that passes on the correct code
+(a map's ``move_log_det_jacobian`` or ``volume_preserving``) or in the ragged step's
+sum (``engine/ragged.py``'s source mutated). Each test runs a check that passes on the correct code
 (in ``tests/exact/test_measured_exact.py``, ``tests/statistical/test_log_scale_walk.py``
 and the controls here) and asserts that it fails on the mutant.
 """
@@ -25,11 +25,10 @@ from mutants import (
     DroppedJacobianLadder,
     DroppedJacobianSampledLadder,
     DroppedJacobianWalk,
-    ragged_mutant,
+    install_engine_mutant,
 )
 
 from ladder_mcmc import DirectionRefresh, Ladder, LookAhead, sample
-from ladder_mcmc.drivers import contract
 from ladder_mcmc.ladder import LogScaleRefresh, LogScaleWalk, LookAheadRule
 from ladder_mcmc.ladder import ReducedFlipLookAheadRule as ReducedFlips
 from ladder_mcmc.models import GammaTarget
@@ -103,9 +102,7 @@ def test_sampled_frequencies_and_the_synchronous_trace_catch_ragged_mutant(name,
     kernel = Ladder(ladder, ReducedFlips(2), DirectionRefresh(Fraction(1, 2)))
     synchronous = sample(kernel, np.arange(5).repeat(4), 30, seed=3, schedule="synchronous")
     assert_same_trace(sample(kernel, np.arange(5).repeat(4), 30, seed=3), synchronous)  # control
-    monkeypatch.setattr(
-        contract, "run_ragged", ragged_mutant(RAGGED_JACOBIAN_MUTANTS[name]).run_ragged
-    )
+    install_engine_mutant(monkeypatch, RAGGED_JACOBIAN_MUTANTS[name])
     with pytest.raises(AssertionError, match="chains went|binomial p-value"):
         assert_transition_frequencies(kernel, n_per_state=500, schedule="ragged")
     with pytest.raises(AssertionError):

@@ -6,29 +6,25 @@ the check *fails* (``pytest.raises(AssertionError)``); the same check passes
 on the correct code in ``tests/exact``, ``tests/unit/hamiltonian/test_leapfrog_contract.py``
 and ``tests/statistical/test_one_step_invariance.py`` (and in the controls
 below). Which check catches which mutant, and how fast, is tabulated in
-``docs/verification.md``.
+``docs/verification.md``. The engine's mutants: ``test_engine_mutants.py``.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-# driver_equivalence, check_properties (tests/unit) and exact_properties (tests/exact)
-# are on the path: tests/conftest.py puts them there
-import driver_equivalence
+# check_properties (tests/unit) and exact_properties (tests/exact) are on the path:
+# tests/conftest.py puts them there
 import numpy as np
 import pytest
 from check_properties import assert_rhat_flags_different_scales, assert_wrong_gradients_refused
-from driver_equivalence import driver_equivalence_property
 from exact_properties import (
     FallThroughMetropolisRule,
     closed_form_property,
     fallthrough_property,
     lookahead_exact_property,
 )
-from hypothesis import Phase
 from mutants import (
-    SELECTION_MUTANTS,
     LinearRefresh,
     NoFinalHalfKickLeapfrog,
     NoFlipRule,
@@ -37,7 +33,6 @@ from mutants import (
     OffByOneRule,
     StaleFallThroughLadder,
     StopIsAcceptRule,
-    selection_mutant,
     sign_blind_gradient_error,
     unfolded_rank_rhat,
 )
@@ -52,7 +47,6 @@ from ladder_mcmc import (
     check_gradient,
 )
 from ladder_mcmc.diagnostics import rank_rhat
-from ladder_mcmc.drivers import contract
 from ladder_mcmc.ladder import FLIP, LookAheadRule
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.verify import (
@@ -222,29 +216,6 @@ def test_one_step_invariance_refuses_a_kernel_that_does_not_move():
         assert_one_step_invariance(
             Identity(Leapfrog(TARGET, 0.8, 10), LookAheadRule(1)), TARGET.sample, n_chains=1000
         )
-
-
-# ------------------------------------------------------------------ driver selection
-NO_SHRINKING = (Phase.explicit, Phase.generate)  # the failure, not its smallest example
-
-
-# The property of tests/unit/driver_equivalence.py with the choice of the leapfrog
-# look-ahead driver mutated in its source; the bit-for-bit comparison alone (not the
-# property's own check of which kernels are chosen) must fail.
-def test_driver_equivalence_passes_on_the_unmutated_source(monkeypatch):
-    monkeypatch.setattr(contract, "_leapfrog", selection_mutant([]))
-    driver_equivalence_property(100, **MUTANT_SETTINGS)()
-
-
-@pytest.mark.parametrize("name", list(SELECTION_MUTANTS))
-def test_driver_equivalence_catches_selection_mutant(name, monkeypatch):
-    monkeypatch.setattr(contract, "_leapfrog", selection_mutant(SELECTION_MUTANTS[name]))
-    # the numpy bookkeeping only: the compiled one would import the unmutated selection
-    monkeypatch.setattr(driver_equivalence, "HAVE_NUMBA", False)
-    with pytest.raises(AssertionError, match="Arrays are not equal|final states|driver failed"):
-        driver_equivalence_property(
-            300, check_selection=False, phases=NO_SHRINKING, **MUTANT_SETTINGS
-        )()
 
 
 # ------------------------------------------------------------------- run checks

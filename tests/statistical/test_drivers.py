@@ -1,8 +1,10 @@
-"""The ragged and synchronous drivers give the same chain in law (issue 7, item 2).
+"""The ragged and synchronous schedules give the same chain in law (issue 7, item 2).
 
-Both drivers run the same transitions with differently ordered random numbers,
-so they cannot agree draw for draw; they must agree in law. For each kernel we
-run both schedules from independent exact draws of the target (no burn-in
+With the same seed the two schedules hand every chain the same random numbers, and
+agree draw for draw (``tests/unit/engine/test_composition.py``); that comparison
+cannot see a transition both get wrong the same way, nor rests on anything but the
+shared numbers. Here they must agree in law from independent seeds: for each kernel
+we run both schedules from independent exact draws of the target (no burn-in
 needed) with fixed seeds and compare, per schedule,
 
 * the transition fractions (F, L1, ..., and "stay" for rules that can stay),
@@ -13,7 +15,7 @@ per-chain means are i.i.d. and the standard error of their average is
 ``std(per-chain means) / sqrt(chains)`` (this accounts for autocorrelation within
 a chain). Two schedules agree when every difference is within
 ``Z = 4`` combined standard errors ``sqrt(se_ragged² + se_sync²)``. With at most
-8 statistics per kernel and 4 kernels, a correct pair of drivers fails by chance
+8 statistics per kernel and 4 kernels, a correct pair of schedules fails by chance
 with probability below 32 × 6.3e-5 ≈ 0.2 % (normal approximation); the seeds are
 fixed, so the outcome is deterministic. The same criterion is shown to reject
 real differences of a few per cent (LAHMC K = 4 against K = 3; against HMC).
@@ -86,8 +88,8 @@ def _disagreements(a: dict, b: dict) -> list[str]:
     [
         "lahmc-gauss2",
         "lahmc-roughwell",
-        # slow: both drivers' equality for these rules is also checked exactly (the
-        # exact and Hypothesis driver-equivalence tests); here only in law
+        # slow: both schedules' equality for these rules is also checked exactly (the
+        # exact-schedule tests and the composition property); here only in law
         pytest.param("reduced-flip-roughwell", marks=pytest.mark.slow),
         pytest.param("persistent-uniform-roughwell", marks=pytest.mark.slow),
     ],

@@ -17,9 +17,10 @@ another one. :func:`check_case` then checks that
 * on the numpy backend, the ragged loop (``engine.numpy_loop``) gives the synchronous
   reference's trace (``schedule="synchronous"``, ``Ladder.step``) **bit for bit**: draws,
   rung codes, map applications, non-finite counts, recorded costs (``step_cost``,
-  ``step_overhead``), final kernel state. Every shipped part computes each chain's row
-  on its own (elementwise arithmetic, ``einsum``), so a batch of another size rounds
-  no row differently, and bit for bit holds for every composition;
+  ``step_overhead``), final kernel state. It holds for every composition of the
+  catalogue (dense metrics, auxiliary-law maps and costly refreshes included): every
+  part computes each chain's row on its own, so a batch of another size (the synchronous
+  step's undecided chains) rounds no row differently;
 * on the JAX backend (``engine.jax_loop``), the numpy backend's trace: the same rung
   codes, map applications, non-finite counts and costs, and draws and final state equal
   to 1e-10 (XLA's arithmetic rounds differently; the targets here are log-concave or

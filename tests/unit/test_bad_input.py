@@ -85,7 +85,8 @@ def test_init_with_non_finite_energy_and_bad_gradient_shape():
             lahmc(bad_energy, 1.0, 2, 0.1), np.array([[-1.0, 0.0], [1.0, 0.0]]), 3, seed=0, warmup=0
         )
     bad_grad = FunctionTarget(lambda x: (x**2).sum(1), lambda x: x[:, :1], dim=2)
-    with pytest.raises(ValueError, match=r"target.grad must return shape \(2, 2\)"):
+    shape = r"FunctionTarget returned gradient of shape \(2, 1\) \(expected \(2, 2\)\)"
+    with pytest.raises(ValueError, match=shape):
         sample(lahmc(bad_grad, 1.0, 2, 0.1), np.zeros((2, 2)), 3, seed=0, warmup=0)
 
 

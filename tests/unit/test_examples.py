@@ -19,7 +19,15 @@ def test_there_are_examples():
     assert len(EXAMPLES) >= 5
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+#: the examples that take longest (a PyMC or JAX compilation, a long run): the slow run
+SLOW = {"eight_schools_pymc", "logistic_regression", "rough_well"}
+
+
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in EXAMPLES],
+    ids=[p.stem for p in EXAMPLES],
+)
 def test_example_runs_quick(script):
     if script.stem in NEEDS:
         pytest.importorskip(NEEDS[script.stem])

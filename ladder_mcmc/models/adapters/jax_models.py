@@ -124,6 +124,4 @@ def from_jax(
             return shared(e), shared(g)
         return np.asarray(e), np.asarray(g)
 
-    return CompiledTarget(
-        dim, evaluate, space, "jax", jax_potential=potential, precision=precision
-    )
+    return CompiledTarget(dim, evaluate, space, "jax", jax_potential=potential, precision=precision)

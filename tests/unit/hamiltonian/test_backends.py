@@ -102,7 +102,16 @@ def _assert_same(a, b):
     np.testing.assert_array_equal(b.grad_evals, a.grad_evals)
 
 
-@pytest.mark.parametrize("name", list(_kernels(TARGET)))
+#: compared in the slow run only (each compilation costs seconds; the composition
+#: property of tests/unit/engine compares compositions of these parts by default)
+SLOW = {"lifted", "lifted_lahmc", "power, normalized refresh", "power, full redraw",
+        "refined_lahmc", "yoshida", "mclachlan", "step jitter", "harmonic"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in _kernels(TARGET)],
+)
 def test_numpy_and_jax_take_the_same_steps(name):
     _assert_same(*_both(_kernels(TARGET)[name]))
 
@@ -126,7 +135,7 @@ def test_adapted_fields_are_traced_and_reuse_the_compilation():
     assert jax_loop.compilations() == before
 
 
-@pytest.mark.parametrize("make", [lahmc, hmc, lifted_lahmc])
+@pytest.mark.parametrize("make", [lahmc, hmc, pytest.param(lifted_lahmc, marks=pytest.mark.slow)])
 def test_the_samplers_warm_up_and_run_on_jax(make):
     trace = sample(make(TARGET), X0, 20, seed=1, warmup=40, backend="jax", checks=False)
     assert trace.backend["name"] == "jax"

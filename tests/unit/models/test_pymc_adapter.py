@@ -204,6 +204,7 @@ def sample_eight_schools(target, seed=6):
     return sample(lahmc(target), init, 2000, seed=seed, warmup=1000)
 
 
+@pytest.mark.slow  # a PyMC compilation and a run: seconds
 def test_eight_schools_matches_posteriordb(pm):
     pytest.importorskip("arviz")
     target = from_pymc(eight_schools(pm))
@@ -221,6 +222,7 @@ def test_eight_schools_matches_posteriordb(pm):
     np.testing.assert_allclose(post["theta"], post["mu"] + post["tau"] * post["theta_tilde"])
 
 
+@pytest.mark.slow  # a PyMC compilation and a run: seconds
 def test_eight_schools_without_the_jacobian_would_be_caught(pm, monkeypatch):
     # p(tau) in place of p(log tau): log tau runs off to -inf, the means are far off
     logp = pm.Model.logp

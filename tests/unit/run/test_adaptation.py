@@ -68,9 +68,11 @@ def test_warmup_adapts_step_size_and_diagonal_mass(make):
 
 def test_dense_mass_and_bad_parameters():
     target = IllConditionedGaussian(3, log_condition=2)
+    # the step size left to warm-up: a given step keeps its (unit) mass
     trace = sample(
-        lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, seed=1, warmup=200, dense_mass=True
-    )
+        lahmc(target, n_leapfrog=5, beta=1.0), np.ones((8, 3)), 20, seed=1, warmup=200,
+        dense_mass=True,
+    )  # fmt: skip
     assert trace.warmup.inverse_mass.shape == (3, 3)
     with pytest.raises(ValueError, match="warmup.*-5"):
         sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=-5)

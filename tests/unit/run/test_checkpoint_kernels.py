@@ -31,6 +31,7 @@ from ladder_mcmc import (
     sample,
 )
 from ladder_mcmc.hamiltonian import (
+    JitteredLeapfrog,
     Leapfrog,
     LiftedLeapfrog,
     LiftedPhaseState,
@@ -39,6 +40,7 @@ from ladder_mcmc.hamiltonian import (
     McLachlan2,
     NormalizedMomentumRefresh,
     PowerKinetic,
+    StepSizeJitter,
     TemperedLeapfrog,
     Yoshida4,
 )
@@ -135,7 +137,14 @@ def persistent(target, delta=0.1):
 
 
 def jittered(target, jitter=0.3):
-    return lahmc(target, 0.9, 4, 0.3, look_ahead=3, jitter=jitter)
+    # put together by hand (``lahmc(target, 0.9, 4, 0.3, look_ahead=3, jitter=jitter)``'s
+    # parts): warm-up adapts its step size and mass from the values it holds, where
+    # ``lahmc`` with every value given leaves nothing to adapt
+    return Ladder(
+        JitteredLeapfrog(target, 0.9, 4),
+        LookAheadRule(3),
+        MomentumRefresh(0.3) + StepSizeJitter(jitter),
+    )
 
 
 # name: (kernel factory, foreign variant's keyword, base target, wall)

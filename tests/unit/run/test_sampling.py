@@ -91,7 +91,8 @@ def test_progress_bar_writes_to_stderr(capsys):
 
 
 def test_ctrl_c_during_warmup_returns_an_empty_interrupted_trace(tmp_path):
-    """Nothing is kept from warm-up, so the trace is empty — but returned, not raised."""
+    """Nothing is kept from warm-up, so the trace is empty — but returned, not raised; its
+    ``final`` is the chains' state when warm-up stopped (to go on from)."""
     from interrupting import interrupting
 
     from ladder_mcmc.models import RoughWell
@@ -103,4 +104,5 @@ def test_ctrl_c_during_warmup_returns_an_empty_interrupted_trace(tmp_path):
     path = tmp_path / "run.npz"
     trace = sample(kernel, x0, 50, seed=1, warmup=100, checkpoint=path)
     assert trace.interrupted and trace.n_steps == 0 and trace.warmup is None
-    assert trace.final is None and not path.exists()
+    assert not path.exists()
+    assert trace.final.state.x.shape == (4, 2) and np.isfinite(trace.final.log_density).all()

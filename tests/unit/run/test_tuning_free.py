@@ -163,14 +163,21 @@ def test_lahmc_of_a_target_alone_adapts_everything_and_recovers_the_known_values
 
 
 def test_what_is_given_is_kept_and_only_the_rest_adapted():
-    kernel = lahmc(GAUSS, step_size=0.05, beta=0.3)
-    assert kernel.adapt == {"inverse_mass", "n_leapfrog"}
+    kernel = lahmc(GAUSS, beta=0.3, inverse_mass=GAUSS.variances)
+    assert kernel.adapt == {"step_size", "n_leapfrog"}
     w = _warmed(kernel, warmup=300).warmup
-    assert w.step_size == 0.05 and w.beta == 0.3
-    assert w.adapted == ("inverse_mass", "n_leapfrog")
+    assert w.beta == 0.3 and np.array_equal(w.inverse_mass, GAUSS.variances)
+    assert w.adapted == ("step_size", "n_leapfrog")
+    # a given step size was chosen for a mass: it keeps the mass (the identity) too
+    kept = lahmc(GAUSS, step_size=0.05, beta=0.3)
+    assert kept.adapt == {"n_leapfrog"}
+    w = _warmed(kept, warmup=300).warmup
+    assert w.step_size == 0.05 and w.beta == 0.3 and w.inverse_mass is None
+    assert w.adapted == ("n_leapfrog",)
     given = lahmc(GAUSS, 0.05, 7, 0.3, inverse_mass=GAUSS.variances)
     assert given.adapt == frozenset() and given.describe()["map"] == "Leapfrog"  # exact M
-    assert hmc(GAUSS).max_rung == 1 and hmc(GAUSS).adapt == kernel.adapt | {"step_size", "beta"}
+    assert hmc(GAUSS).max_rung == 1
+    assert hmc(GAUSS).adapt == {"step_size", "inverse_mass", "n_leapfrog", "beta"}
 
 
 def test_sample_warms_up_by_default_only_what_has_something_to_adapt():
