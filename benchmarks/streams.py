@@ -1,15 +1,13 @@
 """What per-chain random streams cost: the same run with one shared generator, side by side.
 
-Every chain draws from its own stream (``ladder_mcmc.drivers.streams``), so that the
-draws do not depend on the schedule, on checkpoints or on an executor's groups.
-This script times ``sample`` with those streams against the same drivers fed by
-one shared ``numpy.random.Generator`` (what the package used before: each draw
-one call for the whole batch, no per-chain bookkeeping) and prints the ratio of
-the wall times per gradient. Kernels: ``lahmc`` (K = 4, on the specialised
-driver, numpy and numba bookkeeping), ``hmc`` (K = 1) and a jittered ``lahmc``
-(the generic ragged driver); targets: the paper's 2-d and 100-d Gaussians; 4
-and 100 chains. Methods alternate within each round, the best of the rounds
-is kept.
+Every chain draws from its own stream (``ladder_mcmc.engine.streams``), so that the
+draws do not depend on the schedule, on checkpoints, on an executor's groups or on the
+backend. This script times ``sample`` on the host loop with those streams against the
+same loop fed by one shared ``numpy.random.Generator`` (each draw one call for the whole
+batch, no per-chain bookkeeping) and prints the ratio of the wall times per gradient.
+Kernels: ``lahmc`` (K = 4), ``hmc`` (K = 1) and a step-jittered ``lahmc``; targets: the
+paper's 2-d and 100-d Gaussians; 4 and 100 chains. Methods alternate within each round,
+the best of the rounds is kept.
 
 Run::
 
@@ -33,9 +31,8 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
     import ladder_mcmc
-from ladder_mcmc.drivers import ChainStreams
-
-from ladder_mcmc import drivers, hmc, lahmc, sample
+from ladder_mcmc import hmc, lahmc, sample
+from ladder_mcmc.engine import ChainStreams
 from ladder_mcmc.models import IllConditionedGaussian
 
 
@@ -67,10 +64,9 @@ class SharedGenerator(ChainStreams):
         return self._rng
 
 
-def seconds_per_gradient(kernel, x0, steps, streams, compiled) -> float:
-    drivers.COMPILED = compiled
+def seconds_per_gradient(kernel, x0, steps, streams) -> float:
     start = time.perf_counter()
-    trace = sample(kernel, x0, steps, seed=streams, warmup=0, checks=False)
+    trace = sample(kernel, x0, steps, seed=streams, warmup=0, checks=False, backend="numpy")
     elapsed = time.perf_counter() - start
     return elapsed / trace.grad_evals.sum()
 
@@ -87,17 +83,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# {args.rounds} rounds of {args.steps} steps; µs per chain-gradient (best round)")
     print(f"{'target':>8} {'chains':>6} {'kernel':>16} {'shared':>9} {'per-chain':>9} {'ratio':>6}")
     kernels = {
-        "lahmc numba": (lambda t: lahmc(t, 1.0, 10, 0.1, look_ahead=4), True),
-        "lahmc numpy": (lambda t: lahmc(t, 1.0, 10, 0.1, look_ahead=4), False),
-        "hmc": (lambda t: hmc(t, 1.0, 10, 0.1), False),
-        "lahmc jittered": (lambda t: lahmc(t, 1.0, 10, 0.1, look_ahead=4, jitter=0.2), False),
+        "lahmc": lambda t: lahmc(t, 1.0, 10, 0.1, look_ahead=4),
+        "hmc": lambda t: hmc(t, 1.0, 10, 0.1),
+        "lahmc jittered": lambda t: lahmc(t, 1.0, 10, 0.1, look_ahead=4, jitter=0.2),
     }
     ratios = []
     for dim in (2, 100):
         target = IllConditionedGaussian(dim)
         for chains in (4, 100):
             x0 = target.sample(chains, np.random.default_rng(0))
-            for name, (make, compiled) in kernels.items():
+            for name, make in kernels.items():
                 kernel = make(target)
                 best = {"shared": np.inf, "per-chain": np.inf}
                 for r in range(args.rounds):
@@ -108,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
                             if method == "shared"
                             else ChainStreams.for_chains(r, chains)
                         )
-                        t = seconds_per_gradient(kernel, x0, args.steps, streams, compiled)
+                        t = seconds_per_gradient(kernel, x0, args.steps, streams)
                         best[method] = min(best[method], t)
                 ratio = best["per-chain"] / best["shared"]
                 ratios.append(ratio)
@@ -116,7 +111,6 @@ def main(argv: list[str] | None = None) -> None:
                     f"{dim:>8} {chains:>6} {name:>16} {1e6 * best['shared']:>9.3f} "
                     f"{1e6 * best['per-chain']:>9.3f} {ratio:>6.2f}"
                 )
-    drivers.COMPILED = None
     print(f"# ratio per-chain / shared: median {np.median(ratios):.2f}, max {max(ratios):.2f}")
 
 
