@@ -36,7 +36,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import is_traced, namespace
+from ladder_mcmc.arrays import inverse_gamma_tails, is_traced, namespace
 from ladder_mcmc.arrays import special as arrays_special
 from ladder_mcmc.validation import in_open_closed
 
@@ -199,10 +199,7 @@ class PowerKinetic:
         az = xp.abs(z)
         p = special.erf(az / math.sqrt(2.0))
         q = 2.0 * special.ndtr(-az)
-        with np.errstate(all="ignore"):
-            y_small = special.gammaincinv(s, xp.minimum(p, 0.5))
-            y_large = special.gammainccinv(s, xp.minimum(q, 0.5))
-        y = xp.where(p <= 0.5, y_small, y_large)
+        y = inverse_gamma_tails(xp, s, p, q)
         return xp.sign(z) * (self.a * y) ** s / self._sqrt_m
 
     def with_inverse_mass(self, inverse_mass: np.ndarray) -> PowerKinetic:
