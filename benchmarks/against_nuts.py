@@ -55,7 +55,7 @@ try:
     import ladder_mcmc  # noqa: F401
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ladder_mcmc import lahmc, sample
+from ladder_mcmc import Warmup, lahmc, sample
 from ladder_mcmc.diagnostics import min_bulk_ess
 from ladder_mcmc.hamiltonian import (
     Leapfrog,
@@ -179,7 +179,9 @@ def run_power(
     start = time.perf_counter()
     gauss = lahmc(target, None, s.n_leapfrog, s.beta, look_ahead=s.look_ahead)
     n1 = int(POWER_STAGE1 * n_warmup)
-    gauss, ks, warm1 = run_warmup(gauss, gauss.init(init, rng), n1, rng, target_prob=s.target_prob)
+    gauss, ks, warm1 = run_warmup(
+        gauss, gauss.init(init, rng), Warmup(n1, target_prob=s.target_prob), rng
+    )
     inverse_mass = np.asarray(gauss.map.metric.inverse_mass, dtype=float)
     kin = PowerKinetic(a, inverse_mass)
     if lift_delta is not None:
@@ -198,7 +200,7 @@ def run_power(
     kernel = Ladder(leapfrog, LookAheadRule(look_ahead), refresh)
     ks = kernel.init(ks.state.x, rng)
     kernel, ks, warm2 = run_warmup(
-        kernel, ks, n_warmup - n1, rng, target_prob=target_prob, adapt_mass=False
+        kernel, ks, Warmup(n_warmup - n1, target_prob=target_prob, adapt_mass=False), rng
     )
     trace = sample(kernel, ks, n_draws, seed=rng, warmup=0)
     wall = time.perf_counter() - start
@@ -285,7 +287,9 @@ def run_one(
     start = time.perf_counter()
     if rule:
         ks = kernel.init(init, rng)
-        kernel, ks, warm = run_warmup(kernel, ks, n_warmup, rng, target_prob=setting.target_prob)
+        kernel, ks, warm = run_warmup(
+            kernel, ks, Warmup(n_warmup, target_prob=setting.target_prob), rng
+        )
         m = max(1, round((math.pi / 2) / warm.step_size))
         kernel = attrs.evolve(kernel, map=attrs.evolve(kernel.map, n_steps=m))
         trace = sample(kernel, ks, n_draws, seed=rng, warmup=0)
@@ -295,8 +299,7 @@ def run_one(
             init,
             n_draws,
             seed=seed + 10_000,
-            warmup=n_warmup,
-            target_prob=setting.target_prob,
+            warmup=Warmup(n_warmup, target_prob=setting.target_prob),
         )
         warm, m = trace.warmup, setting.n_leapfrog
     wall = time.perf_counter() - start

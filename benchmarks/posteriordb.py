@@ -51,7 +51,7 @@ try:
     import ladder_mcmc  # noqa: F401
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ladder_mcmc import hmc, lahmc, sample
+from ladder_mcmc import Warmup, hmc, lahmc, sample
 from ladder_mcmc.models import posteriors as pdb
 from ladder_mcmc.models.posteriors.comparison import compare
 
@@ -156,9 +156,9 @@ def run(name: str, kind: str, args, seed: int, tuning: str) -> dict:
             init,
             args.draws,
             rng,
-            warmup=args.warmup,
-            target_prob=TARGET_PROB,
-            trajectory_length=args.trajectory_length,
+            warmup=Warmup(
+                args.warmup, target_prob=TARGET_PROB, trajectory_length=args.trajectory_length
+            ),
         )
         eps = trace.warmup.step_size
         n_leapfrog = int(trace.warmup.n_leapfrog)

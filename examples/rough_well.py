@@ -35,7 +35,7 @@ try:
     import ladder_mcmc  # noqa: F401
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ladder_mcmc import lahmc, lifted_lahmc, sample
+from ladder_mcmc import Warmup, lahmc, lifted_lahmc, sample
 from ladder_mcmc.diagnostics import autocorrelation, min_bulk_ess
 from ladder_mcmc.models import RoughWell
 
@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     traces = {}
     for name, (kernel, prob) in kernels.items():
         start = time.perf_counter()
-        trace = sample(kernel, init, n_draws, seed=args.seed, warmup=n_warmup, target_prob=prob)
+        trace = sample(
+            kernel, init, n_draws, seed=args.seed, warmup=Warmup(n_warmup, target_prob=prob)
+        )
         wall = time.perf_counter() - start
         grads = float(trace.grad_evals.sum())
         all_grads = grads + float(trace.warmup.grad_evals.sum())

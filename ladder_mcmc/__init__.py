@@ -24,89 +24,61 @@ users need is importable from here.
 
 from ladder_mcmc.diagnostics.checks import SamplingWarning
 from ladder_mcmc.diagnostics.gradient import check_gradient
-from ladder_mcmc.engine.streams import ChainStreams
-from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
-from ladder_mcmc.hamiltonian.integrators import McLachlan2, Yoshida4
-from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
-from ladder_mcmc.hamiltonian.jittered_length import (
-    JitteredLengthLeapfrog,
-    JitteredLengthState,
-    LengthJitter,
-)
-from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
+from ladder_mcmc.diagnostics.summary import summary, to_inference_data
+from ladder_mcmc.engine.warmup import Warmup
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
-from ladder_mcmc.hamiltonian.lifted import (
-    LiftedLeapfrog,
-    LiftedPhaseState,
-    LiftedQuantileRefresh,
-    LiftResampleRefresh,
-)
-from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
+from ladder_mcmc.hamiltonian.momentum import MomentumRefresh
 from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
-from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
 from ladder_mcmc.hamiltonian.warmup.parameters import apply_warmup
-from ladder_mcmc.ladder.cycle import CycleShift
-from ladder_mcmc.ladder.kernel import Ladder, LadderState, LookAhead, StepInfo
+from ladder_mcmc.ladder.kernel import Ladder, LookAhead
 from ladder_mcmc.ladder.maps import ReversibleMap
-from ladder_mcmc.ladder.persistent_uniform import PersistentUniformRule
-from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
 from ladder_mcmc.ladder.refresh import ComposedRefresh, DirectionRefresh, Refresh
 from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule
+from ladder_mcmc.models.adapters.jax_models import from_jax
+from ladder_mcmc.models.adapters.pymc_models import from_pymc
 from ladder_mcmc.models.targets import FunctionTarget, Target
 from ladder_mcmc.run.resume import resume
-from ladder_mcmc.run.sample import sample
+from ladder_mcmc.run.sampling import sample
+from ladder_mcmc.run.settings import Checkpoint, Parallel
 from ladder_mcmc.run.trace import Trace
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "apply_warmup",
-    "FLIP",
-    "STAY",
-    "ChainStreams",
-    "ComposedRefresh",
-    "CycleShift",
-    "DirectionRefresh",
-    "FunctionTarget",
-    "HarmonicFlow",
-    "JitteredLeapfrog",
-    "JitteredLengthLeapfrog",
-    "JitteredLengthState",
-    "JitteredPhaseState",
-    "Ladder",
-    "LadderState",
-    "Leapfrog",
-    "LengthJitter",
-    "LiftResampleRefresh",
-    "LiftedLeapfrog",
-    "LiftedPhaseState",
-    "LiftedQuantileRefresh",
-    "LookAhead",
-    "LookAheadRule",
-    "McLachlan2",
-    "Metric",
-    "MomentumRefresh",
-    "NormalizedMomentumRefresh",
-    "PersistentUniformRule",
-    "PhaseState",
-    "PowerKinetic",
-    "ReducedFlipLookAheadRule",
-    "ReducedFlipRule",
-    "Refresh",
-    "ReversibleMap",
-    "Rule",
-    "SamplingWarning",
-    "StepInfo",
-    "StepSizeJitter",
-    "Target",
-    "TemperedLeapfrog",
+    # running chains
+    "sample",
+    "resume",
+    "Warmup",
+    "Checkpoint",
+    "Parallel",
     "Trace",
-    "Yoshida4",
-    "check_gradient",
+    "apply_warmup",
+    # the samplers
     "hmc",
     "lahmc",
     "lifted_lahmc",
-    "resume",
-    "sample",
+    # kernels of your own: a map, a rule, a refresh
+    "Ladder",
+    "LookAhead",
+    "ReversibleMap",
+    "Rule",
+    "LookAheadRule",
+    "FLIP",
+    "STAY",
+    "Refresh",
+    "ComposedRefresh",
+    "DirectionRefresh",
+    "Leapfrog",
+    "PhaseState",
+    "MomentumRefresh",
+    # targets
+    "Target",
+    "FunctionTarget",
+    "from_jax",
+    "from_pymc",
+    # what the draws say
+    "summary",
+    "to_inference_data",
+    "check_gradient",
+    "SamplingWarning",
 ]

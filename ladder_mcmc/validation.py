@@ -59,6 +59,23 @@ def in_open_closed(name: str, value: Any, low: float, high: float, why: str = ""
     return float(value)
 
 
+def jitter_fraction(value: Any, *, zero: bool, one: bool, why: str = "") -> float:
+    """A jitter's relative half-width ``value`` as a float in ``[0, 1]``, or ``ValueError``
+    (naming ``jitter``): ``0`` refused unless ``zero``, ``1`` unless ``one``; ``why`` (what
+    the fraction is of, or what to do instead) ends the message."""
+    if is_traced(value):
+        return value
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool
+    )
+    low, high = ("[" if zero else "("), ("]" if one else ")")
+    if not (
+        number and (0 < value or (zero and value == 0)) and (value < 1 or (one and value == 1))
+    ):
+        raise ValueError(f"jitter must be a number in {low}0, 1{high}, got {value!r}{why}")
+    return float(value)
+
+
 def probability(name: str, value: Any) -> Any:
     """``value``, or ``ValueError`` unless it is a number in ``[0, 1]``.
 

@@ -20,7 +20,7 @@ import numpy as np
 from ladder_mcmc.bench.compile_time import CompileClock
 from ladder_mcmc.engine.warmup import Warmup, adaptation_for
 from ladder_mcmc.ladder.kernel import Ladder
-from ladder_mcmc.run.sample import sample
+from ladder_mcmc.run.sampling import sample
 
 KernelFactory = Callable[[Any], Ladder]
 """``target -> kernel``: what the suite runs (:func:`~ladder_mcmc.lahmc` by default)."""

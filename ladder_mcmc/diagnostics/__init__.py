@@ -18,7 +18,6 @@ from ladder_mcmc.diagnostics.autocorrelation import (
 from ladder_mcmc.diagnostics.checks import SamplingWarning, check_trace, trace_problems
 from ladder_mcmc.diagnostics.energy import e_bfmi
 from ladder_mcmc.diagnostics.ess import (
-    STATISTICS,
     effective_sample_size,
     ess_bulk,
     ess_tail,
@@ -28,11 +27,7 @@ from ladder_mcmc.diagnostics.ess import (
     rank_rhat,
     split_rhat,
 )
-from ladder_mcmc.diagnostics.gradient import (
-    GradientCounter,
-    check_gradient,
-    check_kernel_gradient,
-)
+from ladder_mcmc.diagnostics.gradient import GradientCounter, check_gradient
 from ladder_mcmc.diagnostics.rung_table import transition_table
 from ladder_mcmc.diagnostics.summary import (
     Summary,
@@ -44,13 +39,11 @@ from ladder_mcmc.diagnostics.summary import (
 
 __all__ = [
     "GradientCounter",
-    "STATISTICS",
     "SamplingWarning",
     "Summary",
     "autocorrelation",
     "autocorrelation_vs_grads",
     "check_gradient",
-    "check_kernel_gradient",
     "check_trace",
     "e_bfmi",
     "effective_sample_size",

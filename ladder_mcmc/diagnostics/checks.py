@@ -158,7 +158,7 @@ def trace_problems(trace: Any) -> list[str]:
                 f"{positions.shape[1]} chains) for {low.size} of {ess.size} parameters "
                 f"(worst: {_listing(shown, low.size)}{subset}): means and quantiles are not "
                 "reliable yet (Vehtari et al. 2021). Run more steps (n_steps), or mix faster "
-                "(warmup=..., trajectory_length=...)."
+                "(a longer warm-up, or Warmup(trajectory_length=...))."
             )
     energy = getattr(trace, "step_stats", {}).get("energy")
     if energy is not None and n_steps >= MIN_STEPS:

@@ -81,6 +81,9 @@ class Summary:
     e_bfmi : array (chains,) or None
         Each chain's energy Bayesian fraction of missing information
         (:func:`~ladder_mcmc.diagnostics.energy.e_bfmi`), when the trace has energies.
+    relocated : int array (chains,) or None
+        How often warm-up moved each chain, idle, to another chain's state
+        (``trace.warmup.relocated``).
     """
 
     names: list[str]
@@ -100,6 +103,7 @@ class Summary:
     non_finite_rungs: int = 0
     adapted: dict | None = None
     e_bfmi: np.ndarray | None = None
+    relocated: np.ndarray | None = None
 
     @property
     def mcse(self) -> np.ndarray:
@@ -159,6 +163,12 @@ class Summary:
                 f" (below {E_BFMI_LOW}: the energy is explored slowly)" if low < E_BFMI_LOW else ""
             )
             lines.append(f"E-BFMI: {np.nanmin(self.e_bfmi):.2f} (lowest chain){mark}")
+        if self.relocated is not None and np.any(self.relocated):
+            moved = ", ".join(str(c) for c in np.flatnonzero(self.relocated))
+            lines.append(
+                f"warm-up moved idle chains to other chains' states: chain {moved} "
+                "(no rung taken in 20 steps in a row)"
+            )
         if self.non_finite_rungs:
             lines.append(
                 f"non-finite energies: {self.non_finite_rungs} rungs (density zero, rejected)"
@@ -224,6 +234,7 @@ def summary(
         non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
         adapted=None if warm is None else adapted_values(warm),
         e_bfmi=_e_bfmi_of(trace),
+        relocated=None if warm is None else getattr(warm, "relocated", None),
     )
 
 

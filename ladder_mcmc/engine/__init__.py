@@ -22,17 +22,15 @@ Every loop keeps the contract written down in :class:`Driver`;
 from ladder_mcmc.engine.backend import Backend, choose_backend
 from ladder_mcmc.engine.contract import SCHEDULES, Driver, Schedule, driver_for
 from ladder_mcmc.engine.recording import StepRecorder
-from ladder_mcmc.engine.streams import ChainRandom, ChainStreams, root_seed
+from ladder_mcmc.engine.streams import ChainStreams
 
 __all__ = [
     "SCHEDULES",
     "Backend",
-    "ChainRandom",
     "ChainStreams",
     "Driver",
     "Schedule",
     "StepRecorder",
     "choose_backend",
     "driver_for",
-    "root_seed",
 ]

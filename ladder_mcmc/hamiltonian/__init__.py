@@ -31,7 +31,7 @@ from ladder_mcmc.hamiltonian.lifted import (
     LiftedQuantileRefresh,
     LiftResampleRefresh,
 )
-from ladder_mcmc.hamiltonian.metrics import Metric, row_dot
+from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
 from ladder_mcmc.hamiltonian.refined_step import RefinedLeapfrog, RefinementLaw, refined_lahmc
 from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
@@ -74,6 +74,5 @@ __all__ = [
     "lahmc",
     "lifted_lahmc",
     "refined_lahmc",
-    "row_dot",
     "state_length_lahmc",
 ]

@@ -31,12 +31,14 @@ warm-up adapts the centre ``ε``.
 
 from __future__ import annotations
 
+from functools import partial
+
 import attrs
 import numpy as np
 
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.ladder.refresh import Refresh
-from ladder_mcmc.validation import state_field
+from ladder_mcmc.validation import jitter_fraction, state_field
 
 
 @attrs.frozen(eq=False)
@@ -104,18 +106,6 @@ class JitteredLeapfrog(Leapfrog):
         return {**super().describe(), "map": "JitteredLeapfrog"}
 
 
-def _as_jitter(value: object) -> float:
-    number = isinstance(value, (int, float, np.integer, np.floating))
-    if not (number and not isinstance(value, bool) and 0 <= value < 1):
-        raise ValueError(f"jitter must be a number in [0, 1), got {value!r}")
-    if value == 0:
-        raise ValueError(
-            f"jitter must be in (0, 1), got {value!r}: StepSizeJitter(0) never changes the step "
-            "(s = 1 always); omit it (lahmc(..., jitter=0) adds none)"
-        )
-    return float(value)
-
-
 @attrs.frozen
 class StepSizeJitter(Refresh):
     """Redraw each chain's step-size factor ``s`` uniformly on ``[1 − j, 1 + j]``.
@@ -150,7 +140,17 @@ class StepSizeJitter(Refresh):
     (100, 4, 2)
     """
 
-    jitter: float = attrs.field(converter=_as_jitter)
+    jitter: float = attrs.field(
+        converter=partial(
+            jitter_fraction,
+            zero=False,
+            one=False,
+            why=(
+                ": StepSizeJitter(0) never changes the step (s = 1 always); omit it "
+                "(lahmc(..., jitter=0) adds none)"
+            ),
+        )
+    )
     changes_state = False  # the step-size factor does not enter log p
 
     def __call__(self, state, direction, rng):

@@ -31,6 +31,7 @@ by chain, which runs on numpy arrays and inside the compiled loop alike.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import attrs
@@ -40,7 +41,12 @@ from ladder_mcmc.arrays import TRACED, fori_loop, is_jax, is_traced, namespace
 from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.models.targets import energy_and_grad, gradient
-from ladder_mcmc.validation import attrs_converter, in_open_closed, positive_int, state_field
+from ladder_mcmc.validation import (
+    attrs_converter,
+    jitter_fraction,
+    positive_int,
+    state_field,
+)
 
 _FLOAT = np.dtype(float)
 
@@ -216,11 +222,6 @@ class JitteredLengthLeapfrog(Leapfrog):
         return {**super().describe(), "map": "JitteredLengthLeapfrog"}
 
 
-def _as_jitter(value: object) -> float:
-    why = " (the half-width of the lengths' range, a fraction of M − 1)"
-    return in_open_closed("jitter", value, 0.0, 1.0, why)
-
-
 @attrs.frozen
 class LengthJitter(Refresh):
     """Redraw each chain's trajectory length ``n`` uniformly on ``{M − w, …, M + w}``.
@@ -267,7 +268,15 @@ class LengthJitter(Refresh):
     n_leapfrog: int = attrs.field(
         converter=attrs_converter(positive_int, "n_leapfrog"), metadata=TRACED
     )
-    jitter: float = attrs.field(default=1.0, converter=_as_jitter)
+    jitter: float = attrs.field(
+        default=1.0,
+        converter=partial(
+            jitter_fraction,
+            zero=False,
+            one=True,
+            why=" (the half-width of the lengths' range, a fraction of M − 1)",
+        ),
+    )
     changes_state = False  # the length does not enter log p
 
     @property

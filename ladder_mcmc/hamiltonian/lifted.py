@@ -52,6 +52,7 @@ ergodicity is in doubt (e.g. exact-energy-conserving dynamics with no rejections
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import attrs
 import numpy as np
@@ -61,6 +62,7 @@ from ladder_mcmc.hamiltonian.leapfrog import Leapfrog, PhaseState
 from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.validation import (
     in_open_closed,
+    jitter_fraction,
     randomising_probability,
     state_field,
 )
@@ -166,13 +168,6 @@ def lifted_uniform_step(
     return u_new, q_new, xp.where(over | under, -lift, lift)
 
 
-def _as_jitter(value: object) -> float:
-    number = isinstance(value, (int, float, np.integer, np.floating))
-    if not (number and not isinstance(value, bool) and 0 <= value <= 1):
-        raise ValueError(f"jitter must be a number in [0, 1], got {value!r}")
-    return float(value)
-
-
 def _as_resample_prob(value: object) -> float:
     why = "prob = 0 never redraws a lifting sign (a no-op); omit the refresh instead"
     return float(randomising_probability("prob", value, why))
@@ -230,7 +225,9 @@ class LiftedQuantileRefresh(Refresh):
 
     delta: float = attrs.field(converter=_check_delta)
     kinetic: object = attrs.field()
-    jitter: float = attrs.field(default=0.0, converter=_as_jitter)
+    jitter: float = attrs.field(
+        default=0.0, converter=partial(jitter_fraction, zero=True, one=True)
+    )
 
     @kinetic.validator
     def _check_kinetic(self, _attr, value) -> None:

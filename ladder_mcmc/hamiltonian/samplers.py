@@ -183,9 +183,9 @@ def lifted_lahmc(
     kinetic-energy quantile moved in persistent sweeps of ``δ`` per step instead of a
     partial refresh. Meant for rough targets, where a coordinate crosses a barrier only
     while its energy is above it. The defaults are the setting chosen on the paper's
-    rough well (``benchmarks/results/against_nuts.md``; there with ``M = 30`` and ``sample(...,
-    warmup=W, target_prob=0.7)``); on smooth targets :func:`~ladder_mcmc.hamiltonian.samplers.lahmc`
-    is as good and cheaper per step.
+    rough well (``benchmarks/results/against_nuts.md``; there with ``M = 30`` and
+    ``sample(..., warmup=Warmup(W, target_prob=0.7))``); on smooth targets
+    :func:`~ladder_mcmc.hamiltonian.samplers.lahmc` is as good and cheaper per step.
 
     Parameters
     ----------
@@ -216,10 +216,10 @@ def lifted_lahmc(
     Examples
     --------
     >>> import numpy as np
-    >>> from ladder_mcmc import lifted_lahmc, sample
+    >>> from ladder_mcmc import Warmup, lifted_lahmc, sample
     >>> from ladder_mcmc.models import RoughWell
     >>> kernel = lifted_lahmc(RoughWell())
-    >>> trace = sample(kernel, np.zeros((4, 2)), 100, seed=0, warmup=100, target_prob=0.7)
+    >>> trace = sample(kernel, np.zeros((4, 2)), 100, seed=0, warmup=Warmup(100, target_prob=0.7))
     >>> trace.positions.shape
     (100, 4, 2)
     """

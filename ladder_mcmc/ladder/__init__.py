@@ -15,42 +15,16 @@ parameter drawn from a law that depends on the state (:class:`AuxiliaryMap`,
 """
 
 from ladder_mcmc.ladder import batch
-from ladder_mcmc.ladder.auxiliary import (
-    AuxiliaryLaw,
-    AuxiliaryMap,
-    AuxiliaryState,
-    MapFamily,
-    check_law,
-)
-from ladder_mcmc.ladder.auxiliary_refresh import (
-    AuxiliaryRefresh,
-    InnerRefresh,
-    check_auxiliary_refresh,
-    refresh_parts,
-)
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap, AuxiliaryState, MapFamily
+from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, InnerRefresh
 from ladder_mcmc.ladder.cycle import CycleShift
-from ladder_mcmc.ladder.kernel import (
-    Ladder,
-    LadderState,
-    LookAhead,
-    StepInfo,
-    density_ratio,
-    jacobian_weighted,
-    log_density_of,
-    quiet_log_density_of,
-)
+from ladder_mcmc.ladder.kernel import Ladder, LadderState, LookAhead, StepInfo
 from ladder_mcmc.ladder.log_scale import LogScaleRefresh, LogScaleState, LogScaleWalk
-from ladder_mcmc.ladder.maps import ReversibleMap, log_det_jacobian_of
+from ladder_mcmc.ladder.maps import ReversibleMap
 from ladder_mcmc.ladder.persistent_uniform import PersistentUniformRule
 from ladder_mcmc.ladder.reduced_flip import ReducedFlipLookAheadRule, ReducedFlipRule
-from ladder_mcmc.ladder.refresh import (
-    ComposedRefresh,
-    DirectionRefresh,
-    Refresh,
-    check_refresh_kinetic,
-    same_kinetic_energy,
-)
-from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule, base_for, check_rule
+from ladder_mcmc.ladder.refresh import ComposedRefresh, DirectionRefresh, Refresh
+from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule
 
 __all__ = [
     "FLIP",
@@ -78,17 +52,5 @@ __all__ = [
     "ReversibleMap",
     "Rule",
     "StepInfo",
-    "base_for",
     "batch",
-    "check_auxiliary_refresh",
-    "check_law",
-    "check_refresh_kinetic",
-    "check_rule",
-    "density_ratio",
-    "jacobian_weighted",
-    "log_density_of",
-    "log_det_jacobian_of",
-    "quiet_log_density_of",
-    "refresh_parts",
-    "same_kinetic_energy",
 ]

@@ -137,18 +137,21 @@ class AuxiliaryRefresh(Refresh):
 
 
 # ---------------------------------------------------------------- validation
-def refresh_parts(refresh: Refresh | None) -> tuple[Refresh, ...]:
+def refresh_parts(refresh: Refresh | None, *, inner: bool = False) -> tuple[Refresh, ...]:
     """The parts a refresh applies, in order, as far as they can be seen.
 
     ``()`` for ``None``; a :class:`~ladder_mcmc.ladder.refresh.ComposedRefresh` (that
     class exactly: a subclass may apply its parts otherwise) is opened recursively; any
-    other refresh is one part.
+    other refresh is one part. ``inner``: an :class:`InnerRefresh` stands for the refresh
+    it wraps (what a warm-up adapts), opened in turn.
     """
     if refresh is None:
         return ()
+    if inner and isinstance(refresh, InnerRefresh):
+        return refresh_parts(refresh.refresh, inner=True)
     if type(refresh) is not ComposedRefresh:
         return (refresh,)
-    return tuple(p for part in refresh.parts for p in refresh_parts(part))
+    return tuple(p for part in refresh.parts for p in refresh_parts(part, inner=inner))
 
 
 def _label(part: Refresh) -> str:

@@ -23,7 +23,7 @@ from ladder_mcmc.diagnostics.summary import summary
 from ladder_mcmc.hamiltonian.samplers import lahmc
 from ladder_mcmc.models import posteriors
 from ladder_mcmc.models.posteriors.comparison import compare
-from ladder_mcmc.run.sample import sample
+from ladder_mcmc.run.sampling import sample
 
 HELP = "Sample a posteriordb posterior with the defaults; compare with its reference."
 

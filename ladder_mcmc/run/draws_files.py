@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -145,14 +144,12 @@ def check_writable_folder(what: str, path: Path) -> None:
         raise ValueError(f"{what} folder {str(path.parent)!r} is not writable")
 
 
-def check_draws_file(path: str | os.PathLike, executor: Executor | None, n_leaves: int = 1) -> Path:
+def check_draws_file(path: str | os.PathLike, n_leaves: int = 1) -> Path:
     """Refuse, before sampling, a draws file that exists or cannot be written.
 
     ``n_leaves``: files the draws need (``<stem>.<i>.npy`` for leaves ``i ≥ 1``).
     """
     path = Path(path)
-    if executor is not None:
-        raise ValueError("draws_file cannot be combined with executor")
     for leaf in range(n_leaves):
         if draws_file_path(path, leaf).exists():
             raise ValueError(

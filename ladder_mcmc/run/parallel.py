@@ -1,7 +1,7 @@
 """Chains spread over a ``concurrent.futures.Executor`` (a process pool, or Dask's).
 
 The chains are split into contiguous groups; group ``g`` runs
-:func:`~ladder_mcmc.run.sample.sample` on its chains, each chain with its own
+:func:`~ladder_mcmc.run.sampling.sample` on its chains, each chain with its own
 random stream keyed by the run's seed and the chain's index in the whole run
 (:mod:`ladder_mcmc.engine.streams`). Without warm-up a run's draws are therefore
 those of the same run without an executor, whatever the number of groups,
@@ -11,7 +11,7 @@ group's chains.
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,14 +19,14 @@ import numpy as np
 from ladder_mcmc.engine.streams import ChainStreams, root_seed
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import LadderState
+from ladder_mcmc.run.settings import Parallel
 from ladder_mcmc.run.trace import Trace
-from ladder_mcmc.validation import positive_int
 
 
 def group_bounds(n_chains: int, n_groups: int) -> np.ndarray:
     """Where each of ``n_groups`` contiguous groups of chains starts, and the end."""
     if n_groups > n_chains:
-        raise ValueError(f"n_groups={n_groups} exceeds the number of chains ({n_chains})")
+        raise ValueError(f"groups={n_groups} exceeds the number of chains ({n_chains})")
     return np.linspace(0, n_chains, n_groups + 1).astype(int)
 
 
@@ -124,33 +124,30 @@ def concatenate_traces(traces: list[Trace]) -> Trace:
 
 
 def sample_on_executor(
-    executor: Executor,
+    parallel: Parallel,
+    run_group: Callable[..., Trace],
     kernel: Any,
     init: Any,
     n_steps: int,
     seed: int | np.random.SeedSequence | None,
-    n_groups: int,
     **options: Any,
 ) -> Trace:
-    """Run :func:`sample` on ``n_groups`` groups of chains through ``executor``.
+    """Run ``run_group`` (:func:`~ladder_mcmc.run.sampling.sample`, a module-level function)
+    on each of ``parallel.groups`` groups of chains through ``parallel.executor``; one
+    trace of all the chains.
 
     The kernel and the initial values must be picklable (module-level target
     classes or functions, not lambdas) for a process pool or a cluster.
     """
-    from ladder_mcmc.run.sample import sample
-
-    n_groups = positive_int("n_groups", n_groups)
     root = root_seed(seed)
-    groups = split_chains(init, n_groups)
-    bounds = group_bounds(
-        batch.n_chains(init.state if isinstance(init, LadderState) else init), n_groups
-    )
+    n_chains = batch.n_chains(init.state if isinstance(init, LadderState) else init)
+    groups = split_chains(init, parallel.groups)
+    bounds = group_bounds(n_chains, parallel.groups)
     options = {**options, "progress": False}
     futures = [
-        executor.submit(
-            sample, kernel, g, n_steps, ChainStreams(root, np.arange(lo, hi)), **options
+        parallel.executor.submit(
+            run_group, kernel, g, n_steps, ChainStreams(root, np.arange(lo, hi)), **options
         )
         for g, lo, hi in zip(groups, bounds[:-1], bounds[1:], strict=True)
     ]
-    traces = [f.result() for f in futures]
-    return concatenate_traces(traces)
+    return concatenate_traces([f.result() for f in futures])

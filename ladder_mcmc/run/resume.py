@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ladder_mcmc.diagnostics.checks import check_trace
-from ladder_mcmc.engine.backend import Backend, choose_backend
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -29,9 +28,9 @@ from ladder_mcmc.run.draws_files import (
     memmap_allocator,
     open_draws_files,
 )
+from ladder_mcmc.run.execution import Run, backend_for, execute, json_roundtrip
 from ladder_mcmc.run.progress import interactive
 from ladder_mcmc.run.recorder import Recorder
-from ladder_mcmc.run.sample import _execute, _json_roundtrip, _Run
 from ladder_mcmc.run.trace import Trace
 from ladder_mcmc.validation import boolean, positive_int
 
@@ -63,7 +62,7 @@ def _restore_draws(
             return new_file
         leaves = batch.leaves(stored_draws)
         if new_file is not None:
-            check_draws_file(new_file, None, len(leaves))
+            check_draws_file(new_file, len(leaves))
             allocate = memmap_allocator(new_file)
             recorder._allocate = allocate
         else:
@@ -89,7 +88,7 @@ def _restore_draws(
         recorder.adopt_draws(batch.tree_map(lambda _: next(grown), stored_draws), released=kept)
         recorder._allocate = memmap_allocator(base)
         return base
-    check_draws_file(new_file, None, n_leaves)
+    check_draws_file(new_file, n_leaves)
     allocate = memmap_allocator(new_file)
     recorder._allocate = allocate
     draws = batch.tree_map(lambda a: allocate((n_kept,) + a.shape[1:], a.dtype), stored_draws)
@@ -138,9 +137,9 @@ def resume(
     n_steps : int, optional
         Steps to add after the checkpoint's last completed step. By default,
         finish the original run. Either way the result is bit-identical to an
-        uninterrupted run with the same seed, schedule and ``checkpoint_every``
+        uninterrupted run with the same seed, schedule and ``Checkpoint.every``
         (for ``n_steps``: one whose length is the new total, provided the
-        checkpoint was at a multiple of ``checkpoint_every``).
+        checkpoint was at a multiple of ``every``).
     draws_file : path, optional
         Where the draws go. By default, where they were: in memory for a run
         without a draws file, and for a run started with
@@ -179,7 +178,7 @@ def resume(
     # what warm-up was to adapt does not change the transitions after it (the adapted
     # values are stored): a kernel that says it differently still continues the run
     stored.pop("adapt", None)
-    given = _json_roundtrip(kernel.describe())
+    given = json_roundtrip(kernel.describe())
     given.pop("adapt", None)
     if given != stored:
         raise ValueError(
@@ -203,7 +202,7 @@ def resume(
     new_file = None
     if draws_file is not None:  # a new file for every leaf of the draws
         n_leaves = len(batch.leaves(kernel.map.draw(ks.state)))
-        new_file = check_draws_file(draws_file, None, n_leaves).resolve()
+        new_file = check_draws_file(draws_file, n_leaves).resolve()
         if new_file == path.resolve():
             raise ValueError(f"draws_file and checkpoint are the same file {str(path)!r}")
     recorder = Recorder(total, n_chains, int(meta["thin"]), max_rung=kernel.max_rung)
@@ -220,29 +219,21 @@ def resume(
     recorder.steps_done[:] = done
     kept = done // recorder.thin
     streamed_to = _restore_draws(recorder, path, meta, trees["draws"], kept, new_file)
-    run = _Run(
+    run = Run(
         kernel,
         meta["kernel"],
         ks,
         recorder,
         _restore_streams(path, meta, trees),
         meta["schedule"],
-        _backend(kernel, ks, meta),
+        backend_for(kernel, ks, meta["schedule"], meta.get("backend")),
         int(meta["block"]),
         warm,
         path,
         float(meta["wall_time"]),
         draws_file=streamed_to,
     )
-    trace = _execute(run, interactive() if progress is None else boolean("progress", progress))
+    trace = execute(run, interactive() if progress is None else boolean("progress", progress))
     if checks:
         check_trace(trace, stacklevel=3)
     return trace
-
-
-def _backend(kernel: Ladder, ks: LadderState, meta: dict) -> Backend:
-    """The backend of the resumed run: chosen again, as ``sample`` chose it (both draw the
-    same numbers; a checkpoint does not depend on it)."""
-    if meta["schedule"] == "synchronous":
-        return Backend("numpy", "the synchronous schedule (Ladder.step) runs on numpy")
-    return choose_backend(kernel, ks, meta.get("backend"))

@@ -292,7 +292,7 @@ def assert_transition_frequencies(
     """
     from scipy.stats import binomtest
 
-    from ladder_mcmc.run.sample import sample
+    from ladder_mcmc.run.sampling import sample
     from ladder_mcmc.verify.finite import extended_index
     from ladder_mcmc.verify.transitions import exact_transition_matrix
 

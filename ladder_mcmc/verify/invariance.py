@@ -79,7 +79,7 @@ def default_features(map_: ReversibleMap, ks: Any) -> tuple[list[str], np.ndarra
 def assert_one_step_invariance(
     kernel: Ladder,
     draw_exact: Callable[[int, np.random.Generator], Any],
-    n_chains: int = 50_000,
+    n_chains: int = 200_000,
     seed: int = 0,
     false_alarm: float = 1e-6,
     features: Callable[[Any], np.ndarray] | None = None,
@@ -104,12 +104,15 @@ def assert_one_step_invariance(
     kernel must also *move*: at least ``min_moved`` of the chains must change
     their draw, so the identity kernel cannot pass.
 
-    Power (measured, ``docs/verification.md``): on a 2-d Gaussian, a kernel
-    that leaves the variance of one coordinate wrong by 15% (σ by 7%) is caught
-    in 10 of 10 seeds at the default 50 000 chains, 10% in 0 of 10 (at 20 000
-    chains: 30% caught 10/10, 20% 5/10). Bugs of the acceptance rule or a
-    missing leapfrog half-kick are far below that (docs/design.md §7: about 10⁶
-    chains): use the exact checks and :func:`assert_map` for those.
+    Power (measured on a 2-d Gaussian, ``docs/verification.md``): a relative error
+    ``r`` in one feature's variance is caught reliably from about ``n_chains ≈
+    1500 / r²`` (a variance 15 % wrong: 10 of 10 seeds at 50 000 chains, 10 % wrong:
+    0 of 10; at 20 000 chains: 30 % 10/10, 20 % 5/10; a map whose momentum law has
+    variance 1.3 against its refresh's 1, which leaves the momenta's variance 12 %
+    off after one step: 0/5 at 20 000, 4/5 at 50 000, 5/5 at 100 000 and 200 000).
+    The default, 200 000, catches errors down to about 9 %. Bugs of the acceptance
+    rule or a missing leapfrog half-kick are far below that (docs/design.md §7:
+    about 10⁶ chains): use the exact checks and :func:`assert_map` for those.
 
     Parameters
     ----------
@@ -121,7 +124,7 @@ def assert_one_step_invariance(
         suffice (``target.sample``): ``init`` draws ``v ~ N(0, M)`` and ``d``
         uniformly.
     n_chains : int
-        Chains in each sample.
+        Chains in each sample (see the power above to size it).
     seed : int
         Seeds everything.
     false_alarm : float

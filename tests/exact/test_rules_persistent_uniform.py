@@ -23,8 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladder_mcmc.ladder import FLIP, LookAheadRule, PersistentUniformRule, base_for
+from ladder_mcmc.ladder import FLIP, LookAheadRule, PersistentUniformRule
 from ladder_mcmc.ladder.persistent_uniform import wrap
+from ladder_mcmc.ladder.rules import base_for
 from ladder_mcmc.verify import FiniteLadder, extended_index, finite_ladders
 
 ladders = finite_ladders(1, 6, 6, construction="both")

@@ -35,15 +35,9 @@ from driver_equivalence import (
 from hypothesis import Phase
 from mutants import ENGINE_MUTANTS, install_engine_mutant
 
-from ladder_mcmc import (
-    FunctionTarget,
-    Ladder,
-    Leapfrog,
-    LookAheadRule,
-    Metric,
-    MomentumRefresh,
-    ReducedFlipLookAheadRule,
-)
+from ladder_mcmc import FunctionTarget, Ladder, Leapfrog, LookAheadRule, MomentumRefresh
+from ladder_mcmc.hamiltonian import Metric
+from ladder_mcmc.ladder import ReducedFlipLookAheadRule
 from ladder_mcmc.models import RoughWell
 
 #: the same examples every run, no example database, no shrinking (the failure, not its

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ladder_mcmc import lahmc, sample
+from ladder_mcmc import Warmup, lahmc, sample
 from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hamiltonian import Leapfrog, NormalizedMomentumRefresh, PhaseState, PowerKinetic
 from ladder_mcmc.ladder import Ladder, LookAheadRule
@@ -53,7 +53,7 @@ def test_chosen_settings_draw_the_right_moments(name):
     rng = np.random.default_rng(2024)
     init = rng.uniform(-2.0, 2.0, size=(4, target.dim))
     kernel = lahmc(target, None, s.n_leapfrog, s.beta, look_ahead=s.look_ahead)  # ε adapted
-    trace = sample(kernel, init, 2000, seed=7, warmup=1000, target_prob=s.target_prob)
+    trace = sample(kernel, init, 2000, seed=7, warmup=Warmup(1000, target_prob=s.target_prob))
     x = trace.positions / np.sqrt(target.variances)  # whitened: mean 0, E[x²] = 1
     for quantity, truth in ((x, 0.0), (x * x, 1.0)):
         ess = effective_sample_size(quantity)

@@ -3,7 +3,7 @@
 The centred model is the non-centred posterior in other coordinates (the unit tests
 check the energies agree under the change of variables), so the non-centred model's
 posteriordb reference is its reference. ``lahmc(target)`` with everything adapted,
-``sample(..., target_prob=0.95)`` (the ``adapt_delta`` of the reference's Stan runs),
+``sample(..., warmup=Warmup(target_prob=0.95))`` (the ``adapt_delta`` of the reference's Stan runs),
 4 chains × (1000 warm-up + 8000 draws), chains started uniform on (−2, 2): every
 constrained mean within 5 combined MCSE of the reference
 (:func:`~ladder_mcmc.models.posteriors.comparison.compare`, as
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ladder_mcmc import lahmc, sample
+from ladder_mcmc import Warmup, lahmc, sample
 from ladder_mcmc.models import posteriors as pdb
 from ladder_mcmc.models.posteriors.comparison import compare
 
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.slow
 def test_centred_eight_schools_means_within_5_combined_mcse():
     target = pdb.EightSchoolsCentered.load()
     init = np.random.default_rng(1).uniform(-2, 2, size=(4, target.dim))
-    trace = sample(lahmc(target), init, 8000, seed=1, target_prob=0.95)
+    trace = sample(lahmc(target), init, 8000, seed=1, warmup=Warmup(target_prob=0.95))
     cmp = compare(target, trace.positions)
     table = dict(zip(cmp.names, cmp.z.round(2), strict=True))
     assert np.max(cmp.rhat) < 1.05, f"chains disagree: {cmp.rhat}"

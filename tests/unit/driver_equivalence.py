@@ -26,11 +26,11 @@ another one. :func:`check_case` then checks that
   to 1e-10 (XLA's arithmetic rounds differently; the targets here are log-concave or
   integer-valued, so the difference stays at rounding);
 * every chain draws from its own random streams: the same trace when the chains are
-  brought together every third step (``checkpoint_every=3``), and when they run in two
-  groups on an executor (``n_groups=2``), on each backend checked: bit for bit on numpy;
-  on JAX the same rung codes, costs and counts, and draws to 1e-10 (a step that begins a
-  compiled block can round its arithmetic differently, by an ulp, from one inside a
-  block, so a trace cut into other blocks may differ at rounding).
+  brought together every third step (``Checkpoint(every=3)``), and when they run in two
+  groups on an executor (``Parallel(pool, groups=2)``), on each backend checked: bit for
+  bit on numpy; on JAX the same rung codes, costs and counts, and draws to 1e-10 (a step
+  that begins a compiled block can round its arithmetic differently, by an ulp, from one
+  inside a block, so a trace cut into other blocks may differ at rounding).
 
 ``tests/unit/engine/test_composition.py`` runs it; ``tests/mutation/test_engine_mutants.py``
 runs it on mutants of the engine's source and asserts that it fails.
@@ -48,35 +48,44 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ladder_mcmc import (
+    Checkpoint,
     ComposedRefresh,
-    CycleShift,
     DirectionRefresh,
+    Ladder,
+    Leapfrog,
+    LookAheadRule,
+    MomentumRefresh,
+    Parallel,
+    sample,
+)
+from ladder_mcmc.engine import jax_loop
+from ladder_mcmc.hamiltonian import (
     HarmonicFlow,
     JitteredLeapfrog,
     JitteredLengthLeapfrog,
-    Ladder,
-    Leapfrog,
     LengthJitter,
     LiftedLeapfrog,
     LiftedQuantileRefresh,
     LiftResampleRefresh,
-    LookAheadRule,
     McLachlan2,
     Metric,
-    MomentumRefresh,
     NormalizedMomentumRefresh,
-    PersistentUniformRule,
     PowerKinetic,
-    ReducedFlipLookAheadRule,
-    ReducedFlipRule,
     StepSizeJitter,
     TemperedLeapfrog,
     Yoshida4,
-    sample,
+    refined_lahmc,
+    state_length_lahmc,
 )
-from ladder_mcmc.engine import jax_loop
-from ladder_mcmc.hamiltonian import refined_lahmc, state_length_lahmc
-from ladder_mcmc.ladder import LogScaleRefresh, LogScaleWalk, batch
+from ladder_mcmc.ladder import (
+    CycleShift,
+    LogScaleRefresh,
+    LogScaleWalk,
+    PersistentUniformRule,
+    ReducedFlipLookAheadRule,
+    ReducedFlipRule,
+    batch,
+)
 from ladder_mcmc.models import GammaTarget, IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(2, log_condition=1)  # variances 1 and 10
@@ -257,7 +266,7 @@ def run(kernel, init, seed: int, schedule: str = "ragged", backend: str = "numpy
             with ThreadPoolExecutor(2) as pool:
                 return sample(
                     kernel, init, options.pop("n_steps", N_STEPS), seed=seed, schedule=schedule,
-                    backend=backend, executor=pool, n_groups=groups, warmup=0, checks=False,
+                    backend=backend, executor=Parallel(pool, groups=groups), warmup=0, checks=False,
                     **options,
                 )  # fmt: skip
         return sample(
@@ -366,7 +375,7 @@ def check_case(
             # the same rung codes, and draws to rounding: a step that begins a compiled
             # block may round differently from one inside it)
             same = assert_same_trace if backend == "numpy" else assert_close_trace
-            same(run(kernel, case.init, seed, checkpoint_every=3, **options), trace)
+            same(run(kernel, case.init, seed, checkpoint=Checkpoint(every=3), **options), trace)
             same(run(kernel, case.init, seed, groups=2, **options), trace)
 
 
@@ -379,7 +388,7 @@ def assert_first_stage_probabilities(kernel, init, seed: int = 3, iterations: in
     from ladder_mcmc.engine import numpy_loop
     from ladder_mcmc.engine.ragged import Plan
     from ladder_mcmc.engine.streams import ChainStreams
-    from ladder_mcmc.ladder import quiet_log_density_of
+    from ladder_mcmc.ladder.kernel import quiet_log_density_of
 
     n = len(init)
     streams = ChainStreams.for_chains(seed, n)

@@ -14,28 +14,33 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import (
-    CycleShift,
+    Checkpoint,
     DirectionRefresh,
-    HarmonicFlow,
     Ladder,
     Leapfrog,
-    LiftResampleRefresh,
     LookAhead,
     LookAheadRule,
-    Metric,
     MomentumRefresh,
-    NormalizedMomentumRefresh,
-    PowerKinetic,
-    StepSizeJitter,
+    Parallel,
+    Warmup,
     hmc,
     lahmc,
     lifted_lahmc,
     resume,
     sample,
 )
+from ladder_mcmc.hamiltonian import (
+    HarmonicFlow,
+    LiftResampleRefresh,
+    Metric,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
+    StepSizeJitter,
+)
 from ladder_mcmc.hamiltonian.warmup import moments
+from ladder_mcmc.ladder import CycleShift
 from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
-from ladder_mcmc.run import Recorder
+from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.verify import FiniteLadder
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
@@ -82,7 +87,7 @@ def test_dense_warmup_estimate_is_exactly_symmetric():
     assert np.array_equal(cov, cov.T)
     Metric(cov)
     kernel = lahmc(TARGET, n_leapfrog=3, beta=0.5)  # a given step would keep its mass
-    trace = sample(kernel, X0, 5, seed=0, warmup=200, dense_mass=True)
+    trace = sample(kernel, X0, 5, seed=0, warmup=Warmup(200, dense_mass=True))
     assert trace.warmup.inverse_mass.shape == (2, 2)
 
 
@@ -151,7 +156,7 @@ def test_rung_150_survives_a_checkpoint_and_resume(tmp_path):
     kernel, ks = _far_rung_kernel()
     path = tmp_path / "run.npz"
     whole = sample(kernel, ks, 4, seed=3, warmup=0)
-    first = sample(kernel, ks, 4, seed=3, checkpoint=path, checkpoint_every=1, warmup=0)
+    first = sample(kernel, ks, 4, seed=3, checkpoint=Checkpoint(path, every=1), warmup=0)
     assert first.rung_counts[150] > 0
     resumed = resume(path, kernel, n_steps=2)
     assert resumed.rungs.dtype == first.rungs.dtype
@@ -228,10 +233,8 @@ def test_numpy_numbers_for_sample_settings():
         np.int64(8),
         seed=np.int64(0),
         thin=np.int32(2),
-        warmup=np.int64(30),
-        target_prob=np.float32(0.8),
-        trajectory_length=np.float32(1.5),
-        checkpoint_every=np.int64(4),
+        warmup=Warmup(np.int64(30), target_prob=np.float32(0.8), trajectory_length=np.float32(1.5)),
+        checkpoint=Checkpoint(every=np.int64(4)),
     )
     assert trace.rungs.shape == (8, 4)
     _json_safe(trace.kernel)
@@ -249,10 +252,10 @@ def test_dense_mass_with_a_diagonal_only_kinetic_energy_is_refused_before_any_wo
     target = FunctionTarget(energy, well.grad, dim=2)
     kernel = lifted_lahmc(target, 0.5, 3)
     with pytest.raises(ValueError, match=r"dense_mass=True.*PowerKinetic.*diagonal"):
-        sample(kernel, X0, 10, seed=0, warmup=300, dense_mass=True)
+        sample(kernel, X0, 10, seed=0, warmup=Warmup(300, dense_mass=True))
     assert calls == []
     with pytest.raises(ValueError, match="dense_mass=True.*adapts no mass"):  # contradictory
-        sample(kernel, X0, 2, seed=0, warmup=20, dense_mass=True, adapt_mass=False)
+        sample(kernel, X0, 2, seed=0, warmup=Warmup(20, adapt_mass=False, dense_mass=True))
 
 
 # ------------------------------------------------------------------ harmonic flow init
@@ -281,6 +284,8 @@ def test_a_partial_gaussian_blend_of_non_gaussian_momenta_is_refused():
 def test_further_bad_settings_name_the_parameter():
     """A mass matrix for a metric, a target without a dimension, a string for a flag, a
     warm-up setting out of range without warm-up, an outcome code below STAY."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import attrs as _attrs
 
     from ladder_mcmc.ladder.rules import LookAheadRule as LookAhead4
@@ -297,13 +302,25 @@ def test_further_bad_settings_name_the_parameter():
     x0 = np.zeros((2, 2))
     for option, value in [
         ("checks", "no"),
-        ("adapt_mass", "no"),
-        ("target_prob", 7),
-        ("trajectory_length", -1),
-        ("n_groups", -3),
+        ("warmup", "100"),
+        ("checkpoint", 3),
+        ("executor", "pool"),
+        ("thin", 0),
     ]:
         with pytest.raises(ValueError, match=option):
             sample(kernel, x0, 5, seed=0, **{option: value})
+    for make, option, value in [
+        (Warmup, "adapt_mass", "no"),
+        (Warmup, "target_prob", 7),
+        (Warmup, "trajectory_length", -1),
+        (Checkpoint, "every", 0),
+        (Parallel, "groups", -3),
+    ]:
+        with pytest.raises(ValueError, match=f"{option}.*{value}"):
+            if make is Parallel:
+                make(ThreadPoolExecutor(1), **{option: value})
+            else:
+                make(**{option: value})
 
     @_attrs.frozen
     class BadOutcome(LookAhead4):

@@ -1,11 +1,12 @@
 """The front door: the package's public names, where they live, and what ``import`` loads.
 
-* every name of ``ladder_mcmc.__all__`` (the names users imported before the package moved
-  into subpackages, ``ChainStreams`` and the later ones) imports from the top level;
-* every public name of the former namespaces (``ladder_mcmc.targets``, ``.rules``, …,
-  removed with ``former_paths``) imports from its home (``ladder_mcmc.models``,
-  ``.ladder``, ``.hamiltonian``, ``.diagnostics``, ``.verify``, ``.models.posteriors``),
-  and the former modules and the engine's former package (``ladder_mcmc.drivers``) are gone;
+* ``ladder_mcmc.__all__`` is a deliberate list: what a user reaches for (running chains,
+  the samplers, the parts of a kernel of one's own, targets, what the draws say), not the
+  kernels' internal states;
+* every subpackage's ``__all__`` imports from it, and no name is exported twice under two
+  different objects;
+* the layout of an earlier draft (``ladder_mcmc.targets``, ``.rules``, …, the engine's
+  ``ladder_mcmc.drivers``) does not exist, and nothing stands in for it;
 * ``import ladder_mcmc`` imports none of the optional or test dependencies (JAX included:
   the engine's JAX loop imports it when a run takes the JAX backend).
 """
@@ -23,60 +24,22 @@ import ladder_mcmc
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: ``ladder_mcmc.__all__`` before the move (issue 14), and what it gained
 TOP_LEVEL = [
-    "ComposedRefresh", "CycleShift", "DirectionRefresh", "FLIP", "FunctionTarget",
-    "HarmonicFlow", "JitteredLeapfrog", "JitteredPhaseState", "Ladder", "LadderState",
-    "Leapfrog", "LiftResampleRefresh", "LiftedLeapfrog", "LiftedPhaseState",
-    "LiftedQuantileRefresh", "LookAhead", "LookAheadRule", "McLachlan2", "Metric",
-    "MomentumRefresh", "NormalizedMomentumRefresh", "PersistentUniformRule", "PhaseState",
-    "PowerKinetic", "ReducedFlipLookAheadRule", "ReducedFlipRule", "Refresh", "ReversibleMap",
-    "Rule", "STAY", "SamplingWarning", "StepInfo", "StepSizeJitter", "Target",
-    "TemperedLeapfrog", "Trace", "Yoshida4", "check_gradient", "hmc", "lahmc", "lifted_lahmc",
-    "resume", "sample",
-    "ChainStreams",
-    "JitteredLengthLeapfrog", "JitteredLengthState", "LengthJitter",
-    "apply_warmup",
+    "sample", "resume", "Warmup", "Checkpoint", "Parallel", "Trace", "apply_warmup",
+    "hmc", "lahmc", "lifted_lahmc",
+    "Ladder", "LookAhead", "ReversibleMap", "Rule", "LookAheadRule", "FLIP", "STAY",
+    "Refresh", "ComposedRefresh", "DirectionRefresh", "Leapfrog", "PhaseState",
+    "MomentumRefresh",
+    "Target", "FunctionTarget", "from_jax", "from_pymc",
+    "summary", "to_inference_data", "check_gradient", "SamplingWarning",
 ]  # fmt: skip
 
-#: the public names of each namespace before the move -> where each lives now
-NAMESPACES = {
-    "targets": ("models", ["FunctionTarget", "IllConditionedGaussian", "RoughWell", "Target"]),
-    "rules": (
-        "ladder",
-        ["FLIP", "LookAheadRule", "Rule", "STAY", "ReducedFlipRule", "ReducedFlipLookAheadRule",
-         "PersistentUniformRule"],
-    ),
-    "refresh": (
-        "ladder_mcmc",
-        ["ComposedRefresh", "DirectionRefresh", "MomentumRefresh", "Refresh"],
-    ),
-    "metrics": ("hamiltonian", ["Metric", "row_dot"]),
-    "kinetic": ("hamiltonian", ["KineticEnergy", "NormalizedMomentumRefresh", "PowerKinetic"]),
-    "summary": (
-        "diagnostics",
-        ["Summary", "min_bulk_ess", "rank_normalize", "summary", "to_inference_data"],
-    ),
-    "finite": (
-        "verify",
-        ["FiniteLadder", "IntegerKernel", "InvolutionLadder", "exact_kernel",
-         "exact_transition_matrix", "exact_transition_rows", "extended_index", "ladder_kernel",
-         "outcome_probabilities", "refresh_kernel", "stationary_distribution"],
-    ),
-    "testing": (
-        "verify",
-        ["InvarianceReport", "MapReport", "assert_exact", "assert_fixed_point",
-         "assert_generalized_detailed_balance", "assert_map", "assert_one_step_invariance",
-         "assert_stochastic", "assert_transition_frequencies", "check_map", "default_features",
-         "finite_ladders", "phase_states"],
-    ),
-    "posteriors": (
-        "models.posteriors",
-        ["ArK", "Arma11", "Blr", "DEFAULT_PATH", "ENV_VAR", "EightSchoolsNoncentered", "Garch11",
-         "KidscoreMomiq", "LowDimGaussMix", "MODELS", "Posterior", "Reference", "find_database",
-         "load", "names"],
-    ),
-}  # fmt: skip
+#: kernels' internal states and bookkeeping: reachable from their subpackage only
+INTERNAL = ["LadderState", "StepInfo", "JitteredPhaseState", "JitteredLengthState",
+            "LiftedPhaseState", "ChainStreams", "Recorder"]  # fmt: skip
+
+SUBPACKAGES = ["ladder", "hamiltonian", "engine", "run", "diagnostics", "verify", "models",
+               "bench", "hamiltonian.warmup", "models.posteriors"]  # fmt: skip
 
 POSTERIOR_MODULES = [
     "ark", "arma", "blr", "comparison", "eight_schools", "garch", "gauss_mix", "kidiq",
@@ -84,34 +47,35 @@ POSTERIOR_MODULES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("name", TOP_LEVEL)
-def test_every_former_top_level_name_imports(name):
-    namespace: dict = {}
-    exec(f"from ladder_mcmc import {name}", namespace)
-    assert namespace[name] is getattr(ladder_mcmc, name)
-    assert name in ladder_mcmc.__all__
-
-
-def test_the_top_level_names_are_everything_all_says():
+def test_the_top_level_is_the_deliberate_list():
     assert sorted(ladder_mcmc.__all__) == sorted(TOP_LEVEL)
+    for name in TOP_LEVEL:
+        namespace: dict = {}
+        exec(f"from ladder_mcmc import {name}", namespace)
+        assert namespace[name] is getattr(ladder_mcmc, name)
 
 
-@pytest.mark.parametrize("namespace", list(NAMESPACES))
-def test_every_former_namespace_name_imports_from_its_home(namespace):
-    home_name, names = NAMESPACES[namespace]
-    home = importlib.import_module(
-        "ladder_mcmc" if home_name == "ladder_mcmc" else f"ladder_mcmc.{home_name}"
-    )
-    for name in names:
-        found: dict = {}
-        exec(f"from {home.__name__} import {name}", found)
-        assert found[name] is getattr(home, name), name
+@pytest.mark.parametrize("name", INTERNAL)
+def test_internal_states_are_not_at_the_top_level(name):
+    assert not hasattr(ladder_mcmc, name)
+
+
+@pytest.mark.parametrize("subpackage", SUBPACKAGES)
+def test_every_subpackage_name_imports(subpackage):
+    module = importlib.import_module(f"ladder_mcmc.{subpackage}")
+    for name in module.__all__:
+        assert hasattr(module, name), name
+    top = {n: getattr(ladder_mcmc, n) for n in ladder_mcmc.__all__}
+    for name in set(module.__all__) & set(top):
+        assert getattr(module, name) is top[name], name
 
 
 @pytest.mark.parametrize(
-    "former", [*NAMESPACES, "checkpoint", "drivers", "ragged_leapfrog", "former_paths"]
-)
-def test_the_former_modules_are_gone(former):
+    "former",
+    ["targets", "rules", "refresh", "metrics", "kinetic", "summary", "finite", "testing",
+     "posteriors", "checkpoint", "drivers", "ragged_leapfrog", "former_paths"],
+)  # fmt: skip
+def test_no_module_of_an_earlier_layout(former):
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module(f"ladder_mcmc.{former}")
 
@@ -158,3 +122,19 @@ def test_import_ladder_mcmc_imports_no_optional_dependency():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert out == ["[]", "[]"]
+
+
+def test_sample_is_short_and_takes_at_most_ten_settings():
+    """Four arguments, then at most ten settings; a body of at most ~80 lines (its
+    settings come in groups: ``Warmup``, ``Checkpoint``, ``Parallel``)."""
+    import ast
+    import inspect
+
+    from ladder_mcmc.run.sampling import sample
+
+    params = inspect.signature(sample).parameters
+    assert list(params)[:4] == ["kernel", "init", "n_steps", "seed"]
+    assert len([p for p in params.values() if p.default is not inspect.Parameter.empty]) <= 10
+    function = ast.parse(inspect.getsource(sample)).body[0]
+    docstring_end = function.body[0].end_lineno
+    assert function.end_lineno - docstring_end <= 80

@@ -7,7 +7,9 @@ hand, the step size and the mass matrix, from the values it holds.
 * **Step size** ``ε``: a first guess (:func:`~.dual_averaging.initial_step_size`), then
   dual averaging of the fraction of chains taking the first rung towards
   ``target_prob`` (:class:`~.dual_averaging.DualAveraging`), after every sub-block of
-  ``⌈16/chains⌉`` steps, one update per step;
+  ``⌈16/chains⌉`` steps, one update per step; chains that stopped moving are left out
+  of it and of the windows' moments, and moved to other chains' states at the windows'
+  ends (:mod:`~.stuck`);
 * **Mass matrix**: the positions' variance (diagonal) or covariance (dense) over slow
   windows pooled over chains, regularised towards ``10⁻³ I`` (:mod:`~.moments`); the
   windows double in length between a fast initial and a fast terminal buffer (Stan's
@@ -40,7 +42,7 @@ import numpy as np
 
 from ladder_mcmc.arrays import fori_loop, namespace
 from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.hamiltonian.warmup import moments
+from ladder_mcmc.hamiltonian.warmup import moments, stuck
 from ladder_mcmc.hamiltonian.warmup.checks import check_warmup, warn_unadapted
 from ladder_mcmc.hamiltonian.warmup.dual_averaging import (
     DualAveraging,
@@ -124,6 +126,10 @@ class HMCWarmupState:
         The last window's whitened spectrum (descending; zeros pad an unknown one).
     spent : int array (chains,)
         Gradients spent at the window ends (an auxiliary law's redraw of ``α``).
+    idle : int array (chains,)
+        Each chain's steps in a row without a rung (:mod:`~.stuck`).
+    relocated : int array (chains,)
+        How often each chain was moved to another's state at a window's end.
     """
 
     dual: DualAveragingState
@@ -133,6 +139,8 @@ class HMCWarmupState:
     time: Any
     eigenvalues: Any
     spent: Any
+    idle: Any
+    relocated: Any
 
 
 @attrs.frozen
@@ -282,6 +290,8 @@ class HMCAdaptation:
             time=np.float64(np.nan),
             eigenvalues=eigenvalues,
             spent=np.zeros(self.n_chains, dtype=np.int64),
+            idle=np.zeros(self.n_chains, dtype=np.int64),
+            relocated=np.zeros(self.n_chains, dtype=np.int64),
         )
         kernel, state = self._refit(kernel, state)
         return kernel, ks, state, grads
@@ -299,27 +309,28 @@ class HMCAdaptation:
         self, state: HMCWarmupState, rungs: Any, draws: Any, first: Any, valid: Any
     ) -> HMCWarmupState:
         """Dual averaging, one update per step on the fraction of chains that took the
-        first rung; the window's moments; then the step (the iterate) and the length (for
-        the averaged step)."""
+        first rung (those not idle: :mod:`~.stuck`); the window's moments; then the step
+        (the iterate) and the length (for the averaged step)."""
         xp = namespace(state.step_size, rungs)
         adapt_step = "step_size" in self.adapted
         lo, hi = self._collected()
         dual = self._dual
 
         def one(j, carry):
-            d, m = carry
+            d, m, idle = carry
             keep = j < valid
             if adapt_step:
-                statistic = xp.mean(xp.asarray(rungs[j] == 1, dtype=xp.float64))
+                statistic = stuck.first_rung_fraction(rungs[j], idle, xp)
                 d = _select(keep, dual.update(d, statistic), d, xp)
             if draws is not None and lo.size:
                 t = first + j
                 inside = xp.any((t >= lo) & (t < hi))
-                m = moments.update(m, xp.asarray(draws[j], dtype=xp.float64), keep & inside)
-            return d, m
+                x = xp.asarray(draws[j], dtype=xp.float64)
+                m = moments.update(m, x, keep & inside, idle < stuck.STUCK_STEPS)
+            return d, m, stuck.count_idle(idle, rungs[j], keep, xp)
 
         rows = rungs.shape[0]
-        d, m = fori_loop(0, rows, one, (state.dual, state.moments))
+        d, m, idle = fori_loop(0, rows, one, (state.dual, state.moments, state.idle))
         step = DualAveraging.step_size(d) if adapt_step else state.step_size
         final = DualAveraging.final(d) if adapt_step else state.step_size
         n_leapfrog = state.n_leapfrog
@@ -327,15 +338,24 @@ class HMCAdaptation:
             n_leapfrog = self._clip(xp.round(self.trajectory_length / final), xp)
         elif "n_leapfrog" in self.adapted:
             n_leapfrog = self._clip(xp.round(state.time / final), xp)
-        return attrs.evolve(state, dual=d, moments=m, step_size=step, n_leapfrog=n_leapfrog)
+        return attrs.evolve(
+            state, dual=d, moments=m, step_size=step, n_leapfrog=n_leapfrog, idle=idle
+        )
 
     @staticmethod
     def _clip(m: Any, xp: Any, cap: int = MAX_WARMUP_N_LEAPFROG) -> Any:
         return xp.clip(m, 1, cap).astype(xp.int64)
 
     def window_end(self, kernel: Ladder, ks: LadderState, state: HMCWarmupState, rng: Any):
-        """New mass (fresh momenta from it), spectrum, step (averaged; dual averaging
-        restarted from it), length and β; the next window starts empty."""
+        """Idle chains moved to others' states (:mod:`~.stuck`); new mass (fresh momenta
+        from it), spectrum, step (averaged; dual averaging restarted from it), length and
+        β; the next window starts empty."""
+        ks, moved = stuck.relocate_idle(ks, state.idle, rng)
+        state = attrs.evolve(
+            state,
+            idle=np.where(moved, 0, np.asarray(state.idle)),
+            relocated=np.asarray(state.relocated) + moved,
+        )
         window = _numpy(state.moments)
         if "inverse_mass" in self.adapted:
             inverse = moments.regularised(window)
@@ -412,6 +432,7 @@ class HMCAdaptation:
             length_set="n_leapfrog" in self.adapted or self.trajectory_length is not None,
             wall_time=record.wall_time,
             flip_fraction=float(flips[-tail:].mean()),
+            relocated=np.asarray(state.relocated, dtype=np.int64),
         )
         if self.checks:
             check_warmup(result, stacklevel=6)

@@ -87,9 +87,14 @@ class DualAveraging:
 
 
 def one_step_acceptance(
-    kernel: Ladder, ks: LadderState, step_size: float, rng: np.random.Generator
+    kernel: Ladder,
+    ks: LadderState,
+    step_size: float,
+    rng: np.random.Generator,
+    reduce: Any = np.mean,
 ) -> float:
-    """Mean over chains of ``min(1, p(L ζ)/p(ζ))`` for one leapfrog step of ``step_size``
+    """``reduce`` (the mean) over chains of ``min(1, p(L ζ)/p(ζ))`` for one leapfrog step
+    of ``step_size``
     from fresh momenta (a state's auxiliary lengths or step factors set to one step);
     weighted by ``|det ∂Lζ/∂ζ|`` for a map that declares it (docs/design.md §13).
 
@@ -116,7 +121,7 @@ def one_step_acceptance(
         lp1 = lp1 + log_det_jacobian_of(map_, state)
     with np.errstate(all="ignore"):
         accept = np.exp(np.minimum(0.0, lp1 - lp0))
-    return float(np.mean(np.nan_to_num(accept, nan=0.0)))
+    return float(reduce(np.nan_to_num(accept, nan=0.0)))
 
 
 def initial_step_size(
@@ -125,18 +130,21 @@ def initial_step_size(
     """A first ``ε`` and the gradient evaluations per chain it took.
 
     From the kernel's step (:func:`~.parameters.step_size_of`), doubled while one step is
-    accepted with mean probability above ``target``, or halved while below (at most 100
-    times; within [:data:`MIN_STEP_SIZE`, :data:`MAX_STEP_SIZE`]).
+    accepted with a probability above ``target``, or halved while below (at most 100
+    times; within [:data:`MIN_STEP_SIZE`, :data:`MAX_STEP_SIZE`]). The probability is the
+    median over chains, so that a chain started far in the tails, which accepts nothing
+    at any step the others can use, does not drag the first step down
+    (:mod:`~.stuck`).
     """
     eps = float(step_size_of(kernel))
-    up = one_step_acceptance(kernel, ks, eps, rng) > target
+    up = one_step_acceptance(kernel, ks, eps, rng, np.median) > target
     calls = 1
     for _ in range(100):
         nxt = eps * 2.0 if up else eps / 2.0
         if not MIN_STEP_SIZE <= nxt <= MAX_STEP_SIZE:
             break
         calls += 1
-        if (one_step_acceptance(kernel, ks, nxt, rng) > target) != up:
+        if (one_step_acceptance(kernel, ks, nxt, rng, np.median) > target) != up:
             return (eps if up else nxt), calls
         eps = nxt
     return eps, calls

@@ -33,16 +33,24 @@ def init(dim: int, dense: bool, xp: Any) -> Moments:
     return Moments(xp.zeros((), dtype=xp.float64), xp.zeros(dim), xp.zeros(shape))
 
 
-def update(m: Moments, x: Any, keep: Any = True) -> Moments:
-    """Add the draws ``x`` (chains, dim) of one step, where ``keep`` (a boolean scalar)."""
+def update(m: Moments, x: Any, keep: Any = True, rows: Any = None) -> Moments:
+    """Add the draws ``x`` (chains, dim) of one step, where ``keep`` (a boolean scalar);
+    ``rows`` (booleans (chains,)): only those chains' draws (none: no change)."""
     xp = namespace(m.mean, x)
-    k = x.shape[0]
+    if rows is None:
+        k = x.shape[0]
+        batch_mean = xp.mean(x, axis=0)
+        centred = x - batch_mean
+    else:
+        w = xp.asarray(rows, dtype=xp.float64)
+        k = xp.sum(w)
+        keep = keep & (k > 0)
+        batch_mean = xp.sum(w[:, None] * x, axis=0) / xp.maximum(k, 1.0)
+        centred = (x - batch_mean) * w[:, None]
     count = m.count + k
-    batch_mean = xp.mean(x, axis=0)
-    centred = x - batch_mean
     delta = batch_mean - m.mean
-    mean = m.mean + delta * (k / count)
-    weight = m.count * k / count
+    mean = m.mean + delta * (k / xp.maximum(count, 1.0))
+    weight = m.count * k / xp.maximum(count, 1.0)
     if m.m2.ndim == 2:
         m2 = m.m2 + centred.T @ centred + weight * xp.outer(delta, delta)
     else:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ladder_mcmc.arrays import is_traced
 from ladder_mcmc.hamiltonian.metrics import Metric
-from ladder_mcmc.ladder.auxiliary_refresh import InnerRefresh
+from ladder_mcmc.ladder.auxiliary_refresh import InnerRefresh, refresh_parts
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, log_density_of
 from ladder_mcmc.ladder.refresh import ComposedRefresh, Refresh
 
@@ -73,22 +73,9 @@ def check_adaptable(kernel: Ladder) -> None:
         )
 
 
-def refresh_parts(refresh: Refresh | None) -> tuple[Refresh, ...]:
-    """The refresh's parts in order (one part for a plain refresh, none for None); an
-    :class:`~ladder_mcmc.ladder.auxiliary_refresh.InnerRefresh` stands for the refresh it
-    wraps."""
-    if refresh is None:
-        return ()
-    if isinstance(refresh, ComposedRefresh):
-        return tuple(p for part in refresh.parts for p in refresh_parts(part))
-    if isinstance(refresh, InnerRefresh):
-        return refresh_parts(refresh.refresh)
-    return (refresh,)
-
-
 def current_beta(kernel: Ladder) -> float | None:
     """``β`` of the kernel's partial momentum refresh (its first part with ``beta``), or None."""
-    for part in refresh_parts(kernel.refresh):
+    for part in refresh_parts(kernel.refresh, inner=True):
         if attrs.has(type(part)) and "beta" in attrs.fields_dict(type(part)):
             return float(part.beta)
     return None
@@ -96,7 +83,7 @@ def current_beta(kernel: Ladder) -> float | None:
 
 def length_jitter(kernel: Ladder) -> float:
     """The ``jitter`` of the refresh part that draws the leapfrog length, 0 if none."""
-    for part in refresh_parts(kernel.refresh):
+    for part in refresh_parts(kernel.refresh, inner=True):
         if attrs.has(type(part)) and "n_leapfrog" in attrs.fields_dict(type(part)):
             return float(getattr(part, "jitter", 0.0))
     return 0.0
@@ -303,7 +290,6 @@ __all__ = [
     "length_jitter",
     "metric_of",
     "n_steps_of",
-    "refresh_parts",
     "restart_chains",
     "step_size_of",
     "with_hmc_parameters",

@@ -46,6 +46,9 @@ class WarmupResult:
     length_set : bool
         Whether warm-up set the leapfrog steps per rung (adapted, or from a
         ``trajectory_length``); otherwise ``n_leapfrog`` is the kernel's own.
+    relocated : int array (chains,) or None
+        How often each chain, idle (no rung in 20 steps in a row), was moved to another
+        chain's state at a window's end (:mod:`~ladder_mcmc.hamiltonian.warmup.stuck`).
     """
 
     step_size: float
@@ -60,6 +63,7 @@ class WarmupResult:
     wall_time: float = 0.0
     flip_fraction: float = 0.0
     length_set: bool = True  # checkpoints written before it set the length always
+    relocated: np.ndarray | None = None
 
     @property
     def trajectory_length(self) -> float:
@@ -179,6 +183,11 @@ class GroupedWarmup:
     @property
     def length_set(self) -> bool:
         return self.groups[0].length_set
+
+    @property
+    def relocated(self) -> np.ndarray | None:
+        values = [g.relocated for g in self.groups]
+        return None if any(v is None for v in values) else np.concatenate(values)
 
     @property
     def group_of_chain(self) -> np.ndarray:

@@ -101,8 +101,10 @@ class Posterior:
             self.dim, variables_of(self.param_names), self._constrain, labels=self.param_names
         )
 
-    def initial_points(self, n: int, rng: np.random.Generator, radius: float = 2.0) -> np.ndarray:
-        """Stan's initialisation: ``n`` points (n, dim) uniform on ``(-radius, radius)``."""
+    def initial_points(self, n: int, rng: np.random.Generator, radius: float = 0.5) -> np.ndarray:
+        """Stan's initialisation: ``n`` points (n, dim) uniform on ``(-radius, radius)`` of
+        the unconstrained space; ``radius`` 0.5 is Stan's ``init=0.5`` (Stan's default, 2,
+        starts about half of arma's chains where its moving-average recursion explodes)."""
         positive_finite("radius", radius)
         return rng.uniform(-radius, radius, size=(n, self.dim))
 

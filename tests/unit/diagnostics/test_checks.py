@@ -22,9 +22,10 @@ from check_properties import (
 )
 
 from ladder_mcmc import (
-    CycleShift,
+    Checkpoint,
     DirectionRefresh,
     LookAhead,
+    Parallel,
     SamplingWarning,
     check_gradient,
     hmc,
@@ -33,7 +34,9 @@ from ladder_mcmc import (
     resume,
     sample,
 )
-from ladder_mcmc.diagnostics import check_kernel_gradient, check_trace, rank_rhat, trace_problems
+from ladder_mcmc.diagnostics import check_trace, rank_rhat, trace_problems
+from ladder_mcmc.diagnostics.gradient import check_kernel_gradient
+from ladder_mcmc.ladder import CycleShift
 from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian, RoughWell
 from ladder_mcmc.models import posteriors as pdb
 from ladder_mcmc.run import Trace
@@ -123,7 +126,7 @@ def test_resume_warns_and_honours_checks():
         path = os.path.join(folder, "run.npz")
         kernel = lahmc(GAUSS, 30.0, 10, 0.5)
         sample(
-            kernel, X0, 100, seed=1, checkpoint=path, checkpoint_every=50, checks=False, warmup=0
+            kernel, X0, 100, seed=1, checkpoint=Checkpoint(path, every=50), checks=False, warmup=0
         )
         with pytest.warns(SamplingWarning, match="ended in a flip") as seen:
             resume(path, kernel, 100)
@@ -136,7 +139,7 @@ def test_executor_run_is_checked_once_on_all_chains():
     x0 = GAUSS.sample(6, np.random.default_rng(1))
     with ThreadPoolExecutor(2) as ex:
         _, seen = recorded(
-            sample, lahmc(GAUSS, 30.0, 10, 0.5), x0, 100, seed=3, executor=ex, n_groups=3
+            sample, lahmc(GAUSS, 30.0, 10, 0.5), x0, 100, seed=3, executor=Parallel(ex, groups=3)
         )
     flips = [str(w.message) for w in seen if "ended in a flip" in str(w.message)]
     assert len(flips) == 1 and "(100 steps × 6 chains)" in flips[0]
@@ -147,8 +150,8 @@ def test_checks_are_not_counted_in_wall_time(monkeypatch):
         time.sleep(0.3)
         return []
 
-    # the module, not the function ladder_mcmc.run.sample that shadows it
-    sampling = importlib.import_module("ladder_mcmc.run.sample")
+    # the module, not the function ladder_mcmc.run.sampling that shadows it
+    sampling = importlib.import_module("ladder_mcmc.run.sampling")
     monkeypatch.setattr(sampling, "check_trace", slow_check)
     start = time.perf_counter()
     trace = sample(lahmc(GAUSS, 0.3, 10, 0.5), X0, 20, seed=1, warmup=0)

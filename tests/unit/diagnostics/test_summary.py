@@ -5,7 +5,6 @@ import pytest
 
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.diagnostics import (
-    STATISTICS,
     ess_bulk,
     ess_tail,
     mcse_mean,
@@ -15,6 +14,7 @@ from ladder_mcmc.diagnostics import (
     summary,
     to_inference_data,
 )
+from ladder_mcmc.diagnostics.ess import STATISTICS
 from ladder_mcmc.models import IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(3, log_condition=2)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import (
-    CycleShift,
+    Checkpoint,
     DirectionRefresh,
     FunctionTarget,
     Ladder,
@@ -28,7 +28,6 @@ from ladder_mcmc import (
     LookAheadRule,
     MomentumRefresh,
     Refresh,
-    Yoshida4,
     hmc,
     lahmc,
     sample,
@@ -37,6 +36,8 @@ from ladder_mcmc.engine import SCHEDULES, Driver, StepRecorder, driver_for
 from ladder_mcmc.engine.backend import BackendWarning, choose_backend, untraceable_part
 from ladder_mcmc.engine.numpy_loop import run_numpy
 from ladder_mcmc.engine.synchronous import run_synchronous
+from ladder_mcmc.hamiltonian import Yoshida4
+from ladder_mcmc.ladder import CycleShift
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.verify import FiniteLadder
@@ -173,7 +174,7 @@ def test_a_checkpoint_keeps_an_asked_backend(tmp_path):
     kernel = Ladder(Leapfrog(JAX_TARGET, 0.5, 3), LookAheadRule(3), MomentumRefresh(0.5))
     for asked, expected in ((None, "jax"), ("numpy", "numpy")):
         path = tmp_path / f"{asked}.npz"
-        first = _run(kernel, backend=asked, checkpoint=path, checkpoint_every=5)
+        first = _run(kernel, backend=asked, checkpoint=Checkpoint(path, every=5))
         assert first.backend["name"] == expected
         assert resume(path, kernel, 5, checks=False).backend["name"] == expected
 
@@ -226,8 +227,8 @@ def test_sample_runs_the_driver_driver_for_picks(monkeypatch):
         chosen.append(driver)
         return driver
 
-    sample_module = importlib.import_module("ladder_mcmc.run.sample")
-    monkeypatch.setattr(sample_module, "driver_for", spy)
+    execution = importlib.import_module("ladder_mcmc.run.execution")
+    monkeypatch.setattr(execution, "driver_for", spy)
     jax_kernel = Ladder(Leapfrog(JAX_TARGET, 0.5, 3), LookAheadRule(3), MomentumRefresh(0.5))
     for kernel, options in [
         (KERNELS[0], {}),

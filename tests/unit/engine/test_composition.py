@@ -35,38 +35,46 @@ from driver_equivalence import (
 )
 
 from ladder_mcmc import (
-    CycleShift,
     DirectionRefresh,
     FunctionTarget,
-    HarmonicFlow,
-    JitteredLeapfrog,
-    JitteredLengthLeapfrog,
     Ladder,
     Leapfrog,
-    LengthJitter,
-    LiftedLeapfrog,
-    LiftedQuantileRefresh,
-    LiftResampleRefresh,
     LookAheadRule,
-    McLachlan2,
-    Metric,
     MomentumRefresh,
-    NormalizedMomentumRefresh,
-    PersistentUniformRule,
-    PowerKinetic,
-    ReducedFlipLookAheadRule,
-    ReducedFlipRule,
-    StepSizeJitter,
-    TemperedLeapfrog,
-    Yoshida4,
     lahmc,
     lifted_lahmc,
     sample,
 )
 from ladder_mcmc.diagnostics import effective_sample_size
-from ladder_mcmc.hamiltonian import KineticEnergy, refined_lahmc, state_length_lahmc
+from ladder_mcmc.hamiltonian import (
+    HarmonicFlow,
+    JitteredLeapfrog,
+    JitteredLengthLeapfrog,
+    KineticEnergy,
+    LengthJitter,
+    LiftedLeapfrog,
+    LiftedQuantileRefresh,
+    LiftResampleRefresh,
+    McLachlan2,
+    Metric,
+    NormalizedMomentumRefresh,
+    PowerKinetic,
+    StepSizeJitter,
+    TemperedLeapfrog,
+    Yoshida4,
+    refined_lahmc,
+    state_length_lahmc,
+)
 from ladder_mcmc.hamiltonian.warmup.parameters import with_hmc_parameters
-from ladder_mcmc.ladder import LogScaleRefresh, LogScaleWalk, same_kinetic_energy
+from ladder_mcmc.ladder import (
+    CycleShift,
+    LogScaleRefresh,
+    LogScaleWalk,
+    PersistentUniformRule,
+    ReducedFlipLookAheadRule,
+    ReducedFlipRule,
+)
+from ladder_mcmc.ladder.refresh import same_kinetic_energy
 from ladder_mcmc.models import GammaTarget
 
 test_composed_kernels_on_numpy_are_the_synchronous_reference = composition_property(150)

@@ -25,19 +25,16 @@ from driver_equivalence import assert_close_trace, assert_same_trace
 from exact_properties import FallThroughMetropolisRule
 from scipy import stats
 
-from ladder_mcmc import (
+from ladder_mcmc import Checkpoint, DirectionRefresh, Ladder, LookAheadRule, lahmc, sample
+from ladder_mcmc.engine.streams import ChainStreams
+from ladder_mcmc.ladder import (
     CycleShift,
-    DirectionRefresh,
-    Ladder,
-    LookAheadRule,
+    LogScaleRefresh,
+    LogScaleWalk,
     PersistentUniformRule,
     ReducedFlipLookAheadRule,
     ReducedFlipRule,
-    lahmc,
-    sample,
 )
-from ladder_mcmc.engine.streams import ChainStreams
-from ladder_mcmc.ladder import LogScaleRefresh, LogScaleWalk
 from ladder_mcmc.models import FunctionTarget, GammaTarget
 from ladder_mcmc.verify import MeasuredLadder
 
@@ -66,13 +63,13 @@ def _sample(kernel, init, n_steps, **options):
 @pytest.mark.parametrize("rule", list(RULES))
 def test_ragged_is_synchronous_exactly_on_a_cycle(rule, backend):
     """Integer states: the ragged loop, on either backend and with any
-    ``checkpoint_every``, is ``Ladder.step`` bit for bit — but for the persistent
+    ``Checkpoint.every``, is ``Ladder.step`` bit for bit — but for the persistent
     uniform's carry on JAX, which adds density ratios (``exp`` of differences of the
     weights' logarithms, rounded by XLA's ``exp``): equal to 1e-10 there."""
     kernel = Ladder(WALK, RULES[rule], DirectionRefresh(0.1))
     reference = _sample(kernel, CYCLE_X0, 200, schedule="synchronous")
     for every in (None, 7):
-        ragged = _sample(kernel, CYCLE_X0, 200, backend=backend, checkpoint_every=every)
+        ragged = _sample(kernel, CYCLE_X0, 200, backend=backend, checkpoint=Checkpoint(every=every))
         assert ragged.backend["name"] == backend
         if backend == "jax" and reference.final.carry is not None:
             assert_close_trace(reference, ragged)
@@ -82,7 +79,9 @@ def test_ragged_is_synchronous_exactly_on_a_cycle(rule, backend):
     # several outcomes, chains deciding at different stages: the comparison has teeth
     assert len(np.unique(reference.rungs)) >= 2 + (len(RULES[rule].positions) > 1)
     if backend == "numpy":
-        checkpointed = _sample(kernel, CYCLE_X0, 200, schedule="synchronous", checkpoint_every=13)
+        checkpointed = _sample(
+            kernel, CYCLE_X0, 200, schedule="synchronous", checkpoint=Checkpoint(every=13)
+        )
         assert_same_trace(checkpointed, reference)
 
 
@@ -99,7 +98,7 @@ def test_the_comparison_catches_streams_shared_by_the_batch():
 
     with mock.patch.object(ChainStreams, "view", shared):
         whole = _sample(kernel, CYCLE_X0, 60)
-        checkpointed = _sample(kernel, CYCLE_X0, 60, checkpoint_every=10)
+        checkpointed = _sample(kernel, CYCLE_X0, 60, checkpoint=Checkpoint(every=10))
     assert not np.array_equal(whole.states, reference.states)
     assert not np.array_equal(checkpointed.states, whole.states)
 
@@ -130,7 +129,7 @@ def _volume_cases():
 def test_schedules_and_checkpoints_give_the_same_trace(kernel, init):
     ragged = _sample(kernel, init, 40)
     assert_same_trace(_sample(kernel, init, 40, schedule="synchronous"), ragged)
-    assert_same_trace(_sample(kernel, init, 40, checkpoint_every=3), ragged)
+    assert_same_trace(_sample(kernel, init, 40, checkpoint=Checkpoint(every=3)), ragged)
     assert len(np.unique(ragged.rungs)) > 1
 
 

@@ -23,10 +23,11 @@ import numpy as np
 import pytest
 from driver_equivalence import assert_close_trace, assert_first_stage_probabilities
 
-from ladder_mcmc import Ladder, Leapfrog, LookAhead, MomentumRefresh, Yoshida4, hmc, lahmc, sample
+from ladder_mcmc import Checkpoint, Ladder, Leapfrog, LookAhead, MomentumRefresh, hmc, lahmc, sample
 from ladder_mcmc.diagnostics import GradientCounter
 from ladder_mcmc.engine.numpy_loop import run_numpy
 from ladder_mcmc.engine.streams import ChainStreams
+from ladder_mcmc.hamiltonian import Yoshida4
 from ladder_mcmc.ladder import (
     LookAheadRule,
     PersistentUniformRule,
@@ -114,7 +115,7 @@ def test_an_interrupted_ragged_run_is_a_prefix_of_the_full_run(thin):
 def test_checkpoint_blocks_do_not_change_the_law_of_the_bookkeeping():
     """``until`` (used by checkpointing) stops every chain exactly at the block end."""
     kernel = lahmc(WELL, 1.0, 10, 0.1)
-    trace = sample(kernel, X0, 50, seed=3, checkpoint_every=7, warmup=0)
+    trace = sample(kernel, X0, 50, seed=3, checkpoint=Checkpoint(every=7), warmup=0)
     assert trace.positions.shape == (50, 12, 2)
     assert trace.rung_counts.sum() == 50 * 12
     expected_moves = np.where(trace.rungs == 0, 4, trace.rungs)
@@ -273,7 +274,7 @@ def test_short_blocks_cut_by_checkpoints_on_jax_are_the_numpy_loop(monkeypatch):
     monkeypatch.setattr(jax_loop, "BLOCK", 17)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        options = {"seed": 3, "warmup": 0, "checks": False, "checkpoint_every": 40}
+        options = {"seed": 3, "warmup": 0, "checks": False, "checkpoint": Checkpoint(every=40)}
         x0 = np.random.default_rng(1).normal(size=(6, DIM)) * 0.5
         numpy_run = sample(JAX_KERNEL, x0, 100, backend="numpy", **options)
         jax_run = sample(JAX_KERNEL, x0, 100, backend="jax", **options)

@@ -21,18 +21,10 @@ import pytest
 from driver_equivalence import assert_close_trace, assert_same_trace
 from scipy import stats
 
-from ladder_mcmc import (
-    JitteredLengthLeapfrog,
-    Ladder,
-    LengthJitter,
-    Metric,
-    MomentumRefresh,
-    PersistentUniformRule,
-    lahmc,
-    resume,
-    sample,
-)
+from ladder_mcmc import Checkpoint, Ladder, MomentumRefresh, lahmc, resume, sample
 from ladder_mcmc.engine.streams import ChainStreams, root_seed
+from ladder_mcmc.hamiltonian import JitteredLengthLeapfrog, LengthJitter, Metric
+from ladder_mcmc.ladder import PersistentUniformRule
 from ladder_mcmc.models import IllConditionedGaussian
 
 
@@ -195,9 +187,9 @@ def test_the_same_seed_gives_the_same_draws(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_checkpoint_and_resume_is_the_uninterrupted_run(backend, tmp_path):
-    whole = _sample(backend, checkpoint_every=10)
+    whole = _sample(backend, checkpoint=Checkpoint(every=10))
     path = tmp_path / f"{backend}.npz"
-    first = _sample(backend, n_steps=20, checkpoint=path, checkpoint_every=10)
+    first = _sample(backend, n_steps=20, checkpoint=Checkpoint(path, every=10))
     assert first.backend["name"] == backend
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import (
+    Checkpoint,
     FunctionTarget,
     Ladder,
     Leapfrog,
@@ -327,7 +328,7 @@ def test_trace_grad_evals_are_exact_through_sample_and_resume(schedule, tmp_path
     )
     path = tmp_path / "run.npz"  # 12 steps with checkpoints, then 18 more
     first = sample(kernel, x0, 12, seed=1, schedule=schedule, checks=False,
-                   checkpoint=path, checkpoint_every=5, warmup=0)  # fmt: skip
+                   checkpoint=Checkpoint(path, every=5), warmup=0)  # fmt: skip
     np.testing.assert_array_equal(first.step_cost, whole.step_cost[:12])
     resumed = resume(path, kernel, n_steps=18, checks=False)
     np.testing.assert_array_equal(resumed.step_cost, whole.step_cost)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ladder_mcmc import Ladder, LookAheadRule, sample
+from ladder_mcmc import Ladder, LookAheadRule, Warmup, sample
 from ladder_mcmc.diagnostics import effective_sample_size
 from ladder_mcmc.hamiltonian import (
     Leapfrog,
@@ -289,7 +289,7 @@ def test_lifted_lahmc_defaults_and_warm_up_adapt_its_kinetic_energy():
     assert kernel.map.metric.a == 1.25 and kernel.rule.max_rungs == 4
     assert kernel.refresh.delta == 0.06
     np.testing.assert_array_equal(kernel.map.metric.inverse_mass, np.ones(2))
-    trace = sample(kernel, np.zeros((4, 2)), 50, seed=0, warmup=200, target_prob=0.7)
+    trace = sample(kernel, np.zeros((4, 2)), 50, seed=0, warmup=Warmup(200, target_prob=0.7))
     m = trace.warmup.inverse_mass
     assert m.shape == (2,) and np.all(np.isfinite(m)) and not np.array_equal(m, np.ones(2))
     adapted = with_hmc_parameters(kernel, trace.warmup.step_size, Metric(m))

@@ -17,16 +17,17 @@ import numpy as np
 import pytest
 from multiscale_funnel import Funnel, neck_scale
 
-from ladder_mcmc import sample
+from ladder_mcmc import Parallel, sample
 from ladder_mcmc.diagnostics import GradientCounter
-from ladder_mcmc.engine import ChainStreams, driver_for, root_seed
+from ladder_mcmc.engine import ChainStreams, driver_for
 from ladder_mcmc.engine.numpy_loop import run_numpy
+from ladder_mcmc.engine.streams import root_seed
 from ladder_mcmc.engine.synchronous import run_synchronous
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import LadderState
-from ladder_mcmc.run import Recorder
+from ladder_mcmc.run.recorder import Recorder
 
 FUNNEL = Funnel(3)
 N_CHAINS, N_STEPS, SEED = 6, 12, 3
@@ -107,7 +108,13 @@ def test_groups_over_an_executor_keep_the_overhead():
     whole = sample(kernel, ks, N_STEPS, seed=SEED, warmup=0, checks=False)
     with ThreadPoolExecutor(2) as pool:
         split = sample(
-            kernel, ks, N_STEPS, seed=SEED, warmup=0, executor=pool, n_groups=2, checks=False
+            kernel,
+            ks,
+            N_STEPS,
+            seed=SEED,
+            warmup=0,
+            executor=Parallel(pool, groups=2),
+            checks=False,
         )
     np.testing.assert_array_equal(split.step_overhead, whole.step_overhead)
     np.testing.assert_array_equal(split.grad_evals, whole.grad_evals)

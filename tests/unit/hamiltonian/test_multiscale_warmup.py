@@ -16,19 +16,18 @@ import warnings
 import numpy as np
 import pytest
 
-from ladder_mcmc import Ladder, LookAheadRule, sample
+from ladder_mcmc import Ladder, LookAheadRule, Warmup, sample
 from ladder_mcmc.diagnostics.gradient import GradientCounter
 from ladder_mcmc.hamiltonian import Leapfrog, Metric, refined_lahmc, state_length_lahmc
 from ladder_mcmc.hamiltonian.warmup.dual_averaging import initial_step_size, one_step_acceptance
 from ladder_mcmc.hamiltonian.warmup.parameters import (
     apply_warmup,
     metric_of,
-    refresh_parts,
     step_size_of,
     with_hmc_parameters,
 )
 from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw, AuxiliaryMap, MapFamily
-from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh
+from ladder_mcmc.ladder.auxiliary_refresh import AuxiliaryRefresh, refresh_parts
 from ladder_mcmc.ladder.kernel import LadderState
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.validation import SamplingWarning
@@ -54,8 +53,10 @@ MAKE = {
 
 def _parts(kernel):
     """``(family, law, momentum refresh, α redraw)`` of an auxiliary leapfrog kernel."""
-    redraw = [p for p in refresh_parts(kernel.refresh) if isinstance(p, AuxiliaryRefresh)]
-    momentum = [p for p in refresh_parts(kernel.refresh) if hasattr(p, "beta")]
+    redraw = [
+        p for p in refresh_parts(kernel.refresh, inner=True) if isinstance(p, AuxiliaryRefresh)
+    ]
+    momentum = [p for p in refresh_parts(kernel.refresh, inner=True) if hasattr(p, "beta")]
     return kernel.map.family, kernel.map.law, momentum[0], redraw[0]
 
 
@@ -157,7 +158,7 @@ def test_the_first_step_is_one_plain_leapfrog_step_of_the_family():
 def test_what_cannot_be_adapted_is_refused():
     kernel = MAKE["state_length"](PLAIN)
     with pytest.raises(ValueError, match="no fixed number of leapfrog steps"):
-        sample(kernel, X0, 3, seed=0, warmup=30, trajectory_length=1.0)
+        sample(kernel, X0, 3, seed=0, warmup=Warmup(30, trajectory_length=1.0))
     with pytest.raises(ValueError, match="no fixed number of leapfrog steps"):
         with_hmc_parameters(kernel, n_steps=4)
     with pytest.warns(SamplingWarning, match="leaves step_size to adapt"):

@@ -24,9 +24,9 @@ from ladder_mcmc.ladder import (
     LookAheadRule,
     MapFamily,
     ReducedFlipLookAheadRule,
-    check_law,
-    refresh_parts,
 )
+from ladder_mcmc.ladder.auxiliary import check_law
+from ladder_mcmc.ladder.auxiliary_refresh import refresh_parts
 from ladder_mcmc.verify import AuxiliaryLadder, InnerResample, TableLaw
 
 F = Fraction
@@ -171,6 +171,7 @@ def test_refresh_parts_open_declared_compositions_only():
     inner, redraw = InnerRefresh(TurnRefresh()), AuxiliaryRefresh(LAW)
     nested = ComposedRefresh((inner, ComposedRefresh((DirectionRefresh(0.5), redraw))))
     assert refresh_parts(nested) == (inner, DirectionRefresh(0.5), redraw)
+    assert refresh_parts(nested, inner=True) == (TurnRefresh(), DirectionRefresh(0.5), redraw)
     assert refresh_parts(None) == ()
 
     class Opaque(ComposedRefresh):

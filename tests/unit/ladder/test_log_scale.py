@@ -7,13 +7,8 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Ladder, LookAhead, ReversibleMap
-from ladder_mcmc.ladder import (
-    LogScaleRefresh,
-    LogScaleState,
-    LogScaleWalk,
-    LookAheadRule,
-    log_det_jacobian_of,
-)
+from ladder_mcmc.ladder import LogScaleRefresh, LogScaleState, LogScaleWalk, LookAheadRule
+from ladder_mcmc.ladder.maps import log_det_jacobian_of
 from ladder_mcmc.models import GammaTarget
 from ladder_mcmc.verify import FiniteLadder, MeasuredLadder, assert_map, check_map
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from multiscale_funnel import Funnel
 
-from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh, sample
+from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh, Warmup, sample
 from ladder_mcmc.diagnostics import GradientCounter
 from ladder_mcmc.hamiltonian.refined_step import RefinementLaw, refined_lahmc
 from ladder_mcmc.ladder import AuxiliaryRefresh, InnerRefresh
@@ -101,7 +101,13 @@ def test_warmup_counts_what_the_refresh_reports(schedule):
     kernel = Ladder(Leapfrog(counting, 0.5, 3), LookAheadRule(3), refresh, adapt={"step_size"})
     init = GAUSS.sample(5, np.random.default_rng(0))
     trace = sample(
-        kernel, init, 10, seed=1, warmup=20, adapt_mass=False, schedule=schedule, checks=False
+        kernel,
+        init,
+        10,
+        seed=1,
+        warmup=Warmup(20, adapt_mass=False),
+        schedule=schedule,
+        checks=False,
     )
     prepare_rows = 5  # Leapfrog.prepare: one gradient per chain
     reported = int(trace.grad_evals.sum() + trace.warmup.grad_evals.sum())

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ladder_mcmc import hmc, lahmc, resume, sample
+from ladder_mcmc import Checkpoint, Warmup, hmc, lahmc, resume, sample
 from ladder_mcmc.hamiltonian.warmup import moments
 from ladder_mcmc.hamiltonian.warmup.adaptation import stan_windows
 from ladder_mcmc.hamiltonian.warmup.dual_averaging import DualAveraging
@@ -69,15 +69,13 @@ def test_warmup_adapts_step_size_and_diagonal_mass(make):
 def test_dense_mass_and_bad_parameters():
     target = IllConditionedGaussian(3, log_condition=2)
     # the step size left to warm-up: a given step keeps its (unit) mass
-    trace = sample(
-        lahmc(target, n_leapfrog=5, beta=1.0), np.ones((8, 3)), 20, seed=1, warmup=200,
-        dense_mass=True,
-    )  # fmt: skip
+    kernel = lahmc(target, n_leapfrog=5, beta=1.0)
+    trace = sample(kernel, np.ones((8, 3)), 20, seed=1, warmup=Warmup(200, dense_mass=True))
     assert trace.warmup.inverse_mass.shape == (3, 3)
     with pytest.raises(ValueError, match="warmup.*-5"):
         sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=-5)
     with pytest.raises(ValueError, match="target_prob"):
-        sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=10, target_prob=1.0)
+        sample(lahmc(target, 0.1, 5, 1.0), np.ones((8, 3)), 20, warmup=Warmup(10, target_prob=1.0))
 
 
 def test_trajectory_length_sets_the_leapfrog_steps():
@@ -88,8 +86,7 @@ def test_trajectory_length_sets_the_leapfrog_steps():
         target.sample(8, np.random.default_rng(0)),
         50,
         seed=2,
-        warmup=300,
-        trajectory_length=np.pi / 2,
+        warmup=Warmup(300, trajectory_length=np.pi / 2),
     )
     w = trace.warmup
     assert w.n_leapfrog == max(1, round((np.pi / 2) / w.step_size)) != 40
@@ -100,7 +97,7 @@ def test_trajectory_length_sets_the_leapfrog_steps():
     kept = sample(given, target.sample(8, np.random.default_rng(0)), 5, seed=2, warmup=50)
     assert kept.warmup.n_leapfrog == 40 == kept.cost
     with pytest.raises(ValueError, match="trajectory_length.*-1"):
-        sample(kernel, np.ones((2, 10)), 5, warmup=10, trajectory_length=-1.0)
+        sample(kernel, np.ones((2, 10)), 5, warmup=Warmup(10, trajectory_length=-1.0))
 
 
 def test_resume_restores_the_adapted_trajectory(tmp_path):
@@ -108,9 +105,9 @@ def test_resume_restores_the_adapted_trajectory(tmp_path):
     kernel = lahmc(target, beta=1.0, length_jitter=0)
     x0 = target.sample(4, np.random.default_rng(0))
     path = tmp_path / "t.npz"
-    opts = dict(seed=5, warmup=200, trajectory_length=np.pi / 2, checkpoint_every=10)
-    sample(kernel, x0, 20, checkpoint=path, **opts)
+    opts = dict(seed=5, warmup=Warmup(200, trajectory_length=np.pi / 2))
+    sample(kernel, x0, 20, checkpoint=Checkpoint(path, every=10), **opts)
     more = resume(path, kernel, 10)
-    whole = sample(kernel, x0, 30, **opts)
+    whole = sample(kernel, x0, 30, checkpoint=Checkpoint(every=10), **opts)
     assert more.cost == whole.cost == whole.warmup.n_leapfrog
     np.testing.assert_array_equal(more.positions, whole.positions)

@@ -8,17 +8,18 @@ from interrupting import interrupting
 from trace_assertions import assert_same_run
 
 from ladder_mcmc import (
+    Checkpoint,
     DirectionRefresh,
     Ladder,
     Leapfrog,
     LookAhead,
     LookAheadRule,
-    Metric,
     MomentumRefresh,
     lahmc,
     resume,
     sample,
 )
+from ladder_mcmc.hamiltonian import Metric
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.run import checkpoint
 from ladder_mcmc.verify import FiniteLadder
@@ -36,15 +37,16 @@ assert_same = assert_same_run
 
 @pytest.mark.parametrize("schedule", ["ragged", "synchronous"])
 def test_resume_extends_a_run_bit_identically(tmp_path, schedule):
-    whole = sample(kernel(), X0, 80, seed=4, schedule=schedule, checkpoint_every=20, warmup=0)
+    whole = sample(
+        kernel(), X0, 80, seed=4, schedule=schedule, checkpoint=Checkpoint(every=20), warmup=0
+    )
     first = sample(
         kernel(),
         X0,
         40,
         seed=4,
         schedule=schedule,
-        checkpoint=tmp_path / "c.npz",
-        checkpoint_every=20,
+        checkpoint=Checkpoint(tmp_path / "c.npz", every=20),
         warmup=0,
     )
     assert first.n_steps == 40
@@ -61,8 +63,7 @@ def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
         60,
         seed=4,
         schedule="synchronous",
-        checkpoint=tmp_path / "c.npz",
-        checkpoint_every=7,
+        checkpoint=Checkpoint(tmp_path / "c.npz", every=7),
         warmup=0,
     )
     assert_same(plain, ckpt)
@@ -72,11 +73,11 @@ def test_synchronous_runs_do_not_depend_on_checkpointing(tmp_path):
 def test_crash_then_resume_equals_uninterrupted(tmp_path, schedule):
     target, calls = interrupting(TARGET, dim=2)
     k = lahmc(target, 1.0, 10, 0.1)
-    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15, warmup=0)
+    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint=Checkpoint(every=15), warmup=0)
     calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))
     path = tmp_path / "run.npz"
     broken = sample(
-        k, X0, 60, seed=9, schedule=schedule, checkpoint=path, checkpoint_every=15, warmup=0
+        k, X0, 60, seed=9, schedule=schedule, checkpoint=Checkpoint(path, every=15), warmup=0
     )
     assert broken.interrupted and 15 <= broken.n_steps < 60
     calls["limit"] = None
@@ -86,9 +87,9 @@ def test_crash_then_resume_equals_uninterrupted(tmp_path, schedule):
 
 def test_resume_keeps_warmup(tmp_path):
     path = tmp_path / "w.npz"
-    a = sample(kernel(), X0, 30, seed=2, warmup=60, checkpoint=path, checkpoint_every=10)
+    a = sample(kernel(), X0, 30, seed=2, warmup=60, checkpoint=Checkpoint(path, every=10))
     b = resume(path, kernel(), 10)
-    whole = sample(kernel(), X0, 40, seed=2, warmup=60, checkpoint_every=10)
+    whole = sample(kernel(), X0, 40, seed=2, warmup=60, checkpoint=Checkpoint(every=10))
     assert b.warmup.step_size == a.warmup.step_size == whole.warmup.step_size
     assert_same(b, whole)
 
@@ -97,15 +98,15 @@ def test_generic_states_round_trip(tmp_path):
     ladder = FiniteLadder([1, 2, 3, 0], [1, 2, 3, 4])
     k = LookAhead(ladder, 2, DirectionRefresh(0.5))
     path = tmp_path / "f.npz"
-    sample(k, np.array([0, 1, 2]), 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
+    sample(k, np.array([0, 1, 2]), 10, seed=1, checkpoint=Checkpoint(path, every=5), warmup=0)
     more = resume(path, k, 10)
-    whole = sample(k, np.array([0, 1, 2]), 20, seed=1, checkpoint_every=5, warmup=0)
+    whole = sample(k, np.array([0, 1, 2]), 20, seed=1, checkpoint=Checkpoint(every=5), warmup=0)
     np.testing.assert_array_equal(more.states, whole.states)
 
 
 def test_refuses_to_overwrite_and_another_kernel(tmp_path):
     path = tmp_path / "c.npz"
-    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
+    sample(kernel(), X0, 10, seed=1, checkpoint=Checkpoint(path, every=5), warmup=0)
     before = path.read_bytes()
     with pytest.raises(ValueError, match="already exists"):
         sample(kernel(), X0, 10, seed=1, checkpoint=path, warmup=0)
@@ -136,7 +137,7 @@ def test_checkpoint_is_written_atomically(tmp_path, monkeypatch):
     from ladder_mcmc.run import checkpoint
 
     path = tmp_path / "c.npz"
-    sample(kernel(), X0, 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
+    sample(kernel(), X0, 10, seed=1, checkpoint=Checkpoint(path, every=5), warmup=0)
     good = path.read_bytes()
 
     def exploding_savez(fh, **arrays):
@@ -164,10 +165,10 @@ def test_a_kernel_equal_in_value_resumes_whatever_it_shares(tmp_path):
     shared = lahmc(TARGET, 1.0, 10, 0.1)
     assert shared.map.metric is shared.refresh.metric
     assert checkpoint.fingerprint(shared) == checkpoint.fingerprint(by_hand())
-    whole = sample(shared, X0, 20, seed=3, checkpoint_every=10, warmup=0)
+    whole = sample(shared, X0, 20, seed=3, checkpoint=Checkpoint(every=10), warmup=0)
     for first, then in ((shared, by_hand()), (by_hand(), shared)):
         path = tmp_path / f"{type(first.refresh.metric).__name__}{first is shared}.npz"
-        sample(first, X0, 10, seed=3, checkpoint=path, checkpoint_every=10, warmup=0)
+        sample(first, X0, 10, seed=3, checkpoint=Checkpoint(path, every=10), warmup=0)
         assert_same(resume(path, then, 10), whole)
 
 
@@ -183,7 +184,7 @@ def test_a_kernel_equal_in_value_resumes_whatever_it_shares(tmp_path):
 def test_a_kernel_differing_in_a_value_is_refused_whatever_it_shares(tmp_path, other):
     path = tmp_path / "c.npz"
     k = lahmc(TARGET, 1.0, 10, 0.1, inverse_mass=np.array([1.0, 2.0]))
-    sample(k, X0, 10, seed=3, checkpoint=path, checkpoint_every=5, warmup=0)
+    sample(k, X0, 10, seed=3, checkpoint=Checkpoint(path, every=5), warmup=0)
     assert other().describe() == k.describe()
     with pytest.raises(ValueError, match="other parameters"):
         resume(path, other())

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from trace_assertions import assert_same_run
 
-from ladder_mcmc import lahmc, resume, sample
+from ladder_mcmc import Checkpoint, lahmc, resume, sample
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.run import checkpoint
 
@@ -38,7 +38,7 @@ def kernel():
 def good(tmp_path_factory):
     path = tmp_path_factory.mktemp("good") / "c.npz"
     x0 = TARGET.sample(12, np.random.default_rng(0))
-    sample(kernel(), x0, 40, seed=1, warmup=20, checkpoint=path, checkpoint_every=30)
+    sample(kernel(), x0, 40, seed=1, warmup=20, checkpoint=Checkpoint(path, every=30))
     with zipfile.ZipFile(path) as archive:
         directory = archive.start_dir
         assert max(i.file_size for i in archive.infolist()) > 4096
@@ -146,9 +146,9 @@ def test_resume_refuses_damage_or_continues_as_from_the_good_file(good, tmp_path
 def test_a_damaged_draws_file_header_is_refused_or_harmless(tmp_path):
     """The draws streamed to a file: its ``.npy`` header, byte by byte."""
     x0 = TARGET.sample(3, np.random.default_rng(0))
-    options = dict(seed=1, checkpoint_every=5, warmup=0)
-    whole = sample(kernel(), x0, 15, **options)
-    files = dict(checkpoint=tmp_path / "c.npz", draws_file=tmp_path / "d.npy")
+    options = dict(seed=1, warmup=0)
+    whole = sample(kernel(), x0, 15, checkpoint=Checkpoint(every=5), **options)
+    files = dict(checkpoint=Checkpoint(tmp_path / "c.npz", every=5), draws_file=tmp_path / "d.npy")
     sample(kernel(), x0, 10, **files, **options)
     ckpt, draws = ((tmp_path / name).read_bytes() for name in ("c.npz", "d.npy"))
     for i in range(0, 128, 3):

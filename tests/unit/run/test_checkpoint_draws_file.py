@@ -14,11 +14,12 @@ import pytest
 from interrupting import interrupting
 from trace_assertions import assert_same_run
 
-from ladder_mcmc import Ladder, LookAheadRule, MomentumRefresh, lahmc, resume, sample
+from ladder_mcmc import Checkpoint, Ladder, LookAheadRule, MomentumRefresh, lahmc, resume, sample
 from ladder_mcmc.hamiltonian import Leapfrog
 from ladder_mcmc.models import FunctionTarget, IllConditionedGaussian
 from ladder_mcmc.run import checkpoint as checkpoint_module
-from ladder_mcmc.run import draws_files, grow_npy_rows
+from ladder_mcmc.run import draws_files
+from ladder_mcmc.run.draws_files import grow_npy_rows
 
 TARGET = IllConditionedGaussian(3)
 X0 = TARGET.sample(6, np.random.default_rng(0))
@@ -41,7 +42,14 @@ def stored_draws_rows(path) -> int:
 def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch):
     monkeypatch.setattr(draws_files, "RELEASE_BYTES", 512)  # run the page release path
     whole = sample(
-        kernel(), X0, 80, seed=4, schedule=schedule, thin=thin, checkpoint_every=20, warmup=0
+        kernel(),
+        X0,
+        80,
+        seed=4,
+        schedule=schedule,
+        thin=thin,
+        checkpoint=Checkpoint(every=20),
+        warmup=0,
     )
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
     first = sample(
@@ -52,8 +60,7 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
         schedule=schedule,
         thin=thin,
         draws_file=draws,
-        checkpoint=ckpt,
-        checkpoint_every=20,
+        checkpoint=Checkpoint(ckpt, every=20),
         warmup=0,
     )
     # the checkpoint holds one row of draws (template and fingerprint), not all of them
@@ -67,7 +74,14 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
     # and the checkpoint now describes the longer run: it can be continued again
     more = resume(ckpt, kernel(), 20)
     again = sample(
-        kernel(), X0, 100, seed=4, schedule=schedule, thin=thin, checkpoint_every=20, warmup=0
+        kernel(),
+        X0,
+        100,
+        seed=4,
+        schedule=schedule,
+        thin=thin,
+        checkpoint=Checkpoint(every=20),
+        warmup=0,
     )
     assert_same(more, again)
     np.testing.assert_array_equal(np.load(draws), again.positions)
@@ -77,7 +91,7 @@ def test_resume_grows_the_same_draws_file(tmp_path, schedule, thin, monkeypatch)
 def test_interrupted_run_with_draws_file_resumes_bit_identically(tmp_path, schedule):
     target, calls = interrupting(TARGET, dim=3)
     k = lahmc(target, 1.0, 10, 0.1)
-    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint_every=15, warmup=0)
+    whole = sample(k, X0, 60, seed=9, schedule=schedule, checkpoint=Checkpoint(every=15), warmup=0)
     calls.update(n=0, limit=int(whole.n_moves.max(axis=1).sum() * 0.6))
     ckpt, draws = tmp_path / "run.npz", tmp_path / "run.npy"
     broken = sample(
@@ -87,8 +101,7 @@ def test_interrupted_run_with_draws_file_resumes_bit_identically(tmp_path, sched
         seed=9,
         schedule=schedule,
         draws_file=draws,
-        checkpoint=ckpt,
-        checkpoint_every=15,
+        checkpoint=Checkpoint(ckpt, every=15),
         warmup=0,
     )
     assert broken.interrupted and 15 <= broken.n_steps < 60
@@ -102,10 +115,12 @@ def test_interrupted_run_with_draws_file_resumes_bit_identically(tmp_path, sched
 
 def test_resume_into_a_new_draws_file_leaves_the_old_one_alone(tmp_path):
     ckpt, old, new = tmp_path / "c.npz", tmp_path / "old.npy", tmp_path / "new.npy"
-    sample(kernel(), X0, 40, seed=4, draws_file=old, checkpoint=ckpt, checkpoint_every=20, warmup=0)
+    sample(
+        kernel(), X0, 40, seed=4, draws_file=old, checkpoint=Checkpoint(ckpt, every=20), warmup=0
+    )
     before = old.read_bytes()
     rest = resume(ckpt, kernel(), 40, draws_file=new)
-    whole = sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0)
+    whole = sample(kernel(), X0, 80, seed=4, checkpoint=Checkpoint(every=20), warmup=0)
     assert_same(rest, whole)
     assert old.read_bytes() == before
     np.testing.assert_array_equal(np.load(new), whole.positions)
@@ -113,18 +128,19 @@ def test_resume_into_a_new_draws_file_leaves_the_old_one_alone(tmp_path):
     old.unlink()
     more = resume(ckpt, kernel(), 20)
     np.testing.assert_array_equal(
-        np.load(new), sample(kernel(), X0, 100, seed=4, checkpoint_every=20, warmup=0).positions
+        np.load(new),
+        sample(kernel(), X0, 100, seed=4, checkpoint=Checkpoint(every=20), warmup=0).positions,
     )
     assert more.n_steps == 100
 
 
 def test_resume_moves_in_memory_draws_to_a_file(tmp_path):
     ckpt, new = tmp_path / "c.npz", tmp_path / "new.npy"
-    sample(kernel(), X0, 40, seed=4, checkpoint=ckpt, checkpoint_every=20, warmup=0)
+    sample(kernel(), X0, 40, seed=4, checkpoint=Checkpoint(ckpt, every=20), warmup=0)
     assert stored_draws_rows(ckpt) == 40  # no draws file: the draws are in the checkpoint
     rest = resume(ckpt, kernel(), 40, draws_file=new)
     assert isinstance(rest.positions, np.memmap)
-    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0))
+    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint=Checkpoint(every=20), warmup=0))
     assert stored_draws_rows(ckpt) == 1
 
 
@@ -132,11 +148,11 @@ def test_a_folder_moved_as_a_whole_still_resumes(tmp_path):
     (tmp_path / "a").mkdir()
     ckpt, draws = tmp_path / "a" / "c.npz", tmp_path / "a" / "d.npy"
     sample(
-        kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=ckpt, checkpoint_every=20, warmup=0
+        kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=Checkpoint(ckpt, every=20), warmup=0
     )
     shutil.move(tmp_path / "a", tmp_path / "b")
     rest = resume(tmp_path / "b" / "c.npz", kernel(), 40)
-    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0))
+    assert_same(rest, sample(kernel(), X0, 80, seed=4, checkpoint=Checkpoint(every=20), warmup=0))
     assert not (tmp_path / "a").exists()
     np.testing.assert_array_equal(np.load(tmp_path / "b" / "d.npy"), rest.positions)
 
@@ -152,7 +168,7 @@ class FullDrawLeapfrog(Leapfrog):
 def test_draws_with_several_leaves_resume_from_their_files(tmp_path):
     k = Ladder(FullDrawLeapfrog(TARGET, 1.0, 10), LookAheadRule(4), MomentumRefresh(0.1))
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
-    sample(k, X0, 30, seed=3, draws_file=draws, checkpoint=ckpt, checkpoint_every=10, warmup=0)
+    sample(k, X0, 30, seed=3, draws_file=draws, checkpoint=Checkpoint(ckpt, every=10), warmup=0)
     assert sorted(p.name for p in tmp_path.glob("d*.npy")) == [
         "d.1.npy",
         "d.2.npy",
@@ -160,7 +176,7 @@ def test_draws_with_several_leaves_resume_from_their_files(tmp_path):
         "d.npy",
     ]
     rest = resume(ckpt, k, 20)
-    whole = sample(k, X0, 50, seed=3, checkpoint_every=10, warmup=0)
+    whole = sample(k, X0, 50, seed=3, checkpoint=Checkpoint(every=10), warmup=0)
     for i, field in enumerate(["x", "v", "energy", "grad"]):
         expected = getattr(whole.states, field)
         np.testing.assert_array_equal(getattr(rest.states, field), expected)
@@ -186,7 +202,7 @@ def interrupted_run(tmp_path):
     """A 40-step run with a draws file, checkpointed at step 20 of 60."""
     ckpt, draws = tmp_path / "c.npz", tmp_path / "d.npy"
     sample(
-        kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=ckpt, checkpoint_every=20, warmup=0
+        kernel(), X0, 40, seed=4, draws_file=draws, checkpoint=Checkpoint(ckpt, every=20), warmup=0
     )
     return ckpt, draws
 
@@ -251,8 +267,7 @@ def test_resume_never_overwrites_or_cuts_a_file(interrupted_run, tmp_path):
         100,
         seed=4,
         draws_file=long_draws,
-        checkpoint=long_ckpt,
-        checkpoint_every=10,
+        checkpoint=Checkpoint(long_ckpt, every=10),
         warmup=0,
     )
     assert broken.interrupted and broken.n_steps >= 10
@@ -270,10 +285,11 @@ def test_resume_never_overwrites_or_cuts_a_file(interrupted_run, tmp_path):
 def test_version_1_checkpoints_still_resume(tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint_module, "VERSION", 1)
     ckpt = tmp_path / "c.npz"
-    sample(kernel(), X0, 40, seed=4, checkpoint=ckpt, checkpoint_every=20, warmup=0)
+    sample(kernel(), X0, 40, seed=4, checkpoint=Checkpoint(ckpt, every=20), warmup=0)
     monkeypatch.undo()
     assert_same(
-        resume(ckpt, kernel(), 40), sample(kernel(), X0, 80, seed=4, checkpoint_every=20, warmup=0)
+        resume(ckpt, kernel(), 40),
+        sample(kernel(), X0, 80, seed=4, checkpoint=Checkpoint(every=20), warmup=0),
     )
 
 
@@ -312,14 +328,13 @@ def test_a_checkpoint_before_the_first_kept_draw_resumes_into_the_file(tmp_path,
         seed=5,
         thin=15,
         draws_file=draws,
-        checkpoint=ckpt,
-        checkpoint_every=10,
+        checkpoint=Checkpoint(ckpt, every=10),
         warmup=0,
     )
     monkeypatch.setattr(checkpoint_module, "save", save)
     assert first.interrupted and first.n_steps == 10
     assert first.states.shape == (0, 6, 3) and not draws.exists()  # no draw kept, no file
     rest = resume(ckpt, kernel())
-    whole = sample(kernel(), X0, 30, seed=5, thin=15, checkpoint_every=10, warmup=0)
+    whole = sample(kernel(), X0, 30, seed=5, thin=15, checkpoint=Checkpoint(every=10), warmup=0)
     assert_same(rest, whole)
     np.testing.assert_array_equal(np.load(draws), whole.positions)

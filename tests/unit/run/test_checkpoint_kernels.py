@@ -23,9 +23,11 @@ import pytest
 from trace_assertions import assert_same_run
 
 from ladder_mcmc import (
+    Checkpoint,
     Ladder,
     LookAheadRule,
     MomentumRefresh,
+    Warmup,
     lahmc,
     resume,
     sample,
@@ -189,7 +191,13 @@ def split_run(name, tmp_path, schedule, **options):
     """An uninterrupted run, and one checkpointed halfway and resumed to the same end."""
     kernel, x0, _ = case(name)
     whole = sample(
-        kernel, x0, N_STEPS, seed=7, schedule=schedule, checkpoint_every=EVERY, **options
+        kernel,
+        x0,
+        N_STEPS,
+        seed=7,
+        schedule=schedule,
+        checkpoint=Checkpoint(every=EVERY),
+        **options,
     )
     path = tmp_path / "run.npz"
     first = sample(
@@ -198,8 +206,7 @@ def split_run(name, tmp_path, schedule, **options):
         N_STEPS // 2,
         seed=7,
         schedule=schedule,
-        checkpoint=path,
-        checkpoint_every=EVERY,
+        checkpoint=Checkpoint(path, every=EVERY),
         **options,
     )
     assert first.n_steps == N_STEPS // 2
@@ -228,10 +235,10 @@ def test_resume_continues_every_kernel_bit_identically(tmp_path, name, schedule)
 @pytest.mark.parametrize("name", list(CASES))
 def test_crash_then_resume_equals_uninterrupted(tmp_path, name):
     kernel, x0, target = case(name)
-    whole = sample(kernel, x0, N_STEPS, seed=5, checkpoint_every=EVERY, warmup=0)
+    whole = sample(kernel, x0, N_STEPS, seed=5, checkpoint=Checkpoint(every=EVERY), warmup=0)
     target.calls.update(n=0, limit=int(target.calls["n"] * 0.6))
     path = tmp_path / "run.npz"
-    broken = sample(kernel, x0, N_STEPS, seed=5, checkpoint=path, checkpoint_every=EVERY, warmup=0)
+    broken = sample(kernel, x0, N_STEPS, seed=5, checkpoint=Checkpoint(path, every=EVERY), warmup=0)
     assert broken.interrupted and EVERY <= broken.n_steps < N_STEPS
     target.calls["limit"] = None
     assert_same(resume(path, kernel), whole)
@@ -258,7 +265,8 @@ def test_resume_after_warmup_restores_the_adapted_kernel(tmp_path, name, schedul
 )
 def test_resume_after_warmup_variants(tmp_path, options):
     """The power kinetic energy keeps its family; the step count adapted is restored."""
-    whole, path = split_run("power-kinetic", tmp_path, "ragged", warmup=30, **options)
+    settings = Warmup(30, **options)
+    whole, path = split_run("power-kinetic", tmp_path, "ragged", warmup=settings)
     rest = resume(path, case("power-kinetic")[0], N_STEPS // 2)
     assert rest.warmup.n_leapfrog == whole.warmup.n_leapfrog
     if "trajectory_length" in options:
@@ -276,7 +284,7 @@ FOREIGN = [pytest.param(name, changes, id=name) for name, (_, changes, _, _) in 
 def test_resume_refuses_a_kernel_of_another_description(tmp_path, name, changes):
     kernel, x0, target = case(name)
     path = tmp_path / "run.npz"
-    sample(kernel, x0, 10, seed=1, checkpoint=path, checkpoint_every=5, warmup=0)
+    sample(kernel, x0, 10, seed=1, checkpoint=Checkpoint(path, every=5), warmup=0)
     before = path.read_bytes()
     if changes:
         other = CASES[name][0](target, **changes)
@@ -381,13 +389,19 @@ def test_a_perturbed_checkpoint_does_not_match(tmp_path, what):
 @pytest.mark.parametrize("name", list(CASES))
 def test_draws_do_not_depend_on_checkpoint_every(name, schedule):
     """Each chain consumes its own stream in its own step order, so bringing every
-    chain to each block's end (``checkpoint_every``) changes nothing."""
+    chain to each block's end (``Checkpoint.every``) changes nothing."""
     kernel, x0, _ = case(name)
     whole = sample(kernel, x0, N_STEPS, seed=7, schedule=schedule, warmup=0)
     for every in (1, 3, EVERY):
         assert_same(
             sample(
-                kernel, x0, N_STEPS, seed=7, schedule=schedule, checkpoint_every=every, warmup=0
+                kernel,
+                x0,
+                N_STEPS,
+                seed=7,
+                schedule=schedule,
+                checkpoint=Checkpoint(every=every),
+                warmup=0,
             ),
             whole,
         )
@@ -406,11 +420,19 @@ def test_persistent_uniform_with_a_fraction_delta_round_trips(tmp_path, schedule
     """``float + Fraction`` is a float, so the carry is an object array of floats:
     stored as float64 (exact), restored as an object array."""
     kernel, x0, target = case("persistent-uniform", delta=Fraction(1, 8))
-    whole = sample(kernel, x0, N_STEPS, seed=3, schedule=schedule, checkpoint_every=EVERY, warmup=0)
+    whole = sample(
+        kernel, x0, N_STEPS, seed=3, schedule=schedule, checkpoint=Checkpoint(every=EVERY), warmup=0
+    )
     assert whole.final.carry.dtype == object
     path = tmp_path / "run.npz"
     sample(
-        kernel, x0, 20, seed=3, schedule=schedule, checkpoint=path, checkpoint_every=EVERY, warmup=0
+        kernel,
+        x0,
+        20,
+        seed=3,
+        schedule=schedule,
+        checkpoint=Checkpoint(path, every=EVERY),
+        warmup=0,
     )
     assert_same(resume(path, kernel, 20), whole)
 
@@ -438,7 +460,7 @@ SAME_DESCRIPTION_OTHER_PARAMETERS = {
 def test_a_kernel_with_the_same_description_but_other_parameters_is_refused(tmp_path, name):
     kernel, x0, _ = case("power-kinetic")
     path = tmp_path / "run.npz"
-    sample(kernel, x0, N_STEPS // 2, seed=7, checkpoint=path, checkpoint_every=EVERY, warmup=0)
+    sample(kernel, x0, N_STEPS // 2, seed=7, checkpoint=Checkpoint(path, every=EVERY), warmup=0)
     before = path.read_bytes()
     other = SAME_DESCRIPTION_OTHER_PARAMETERS[name]()
     assert other.describe() == kernel.describe()  # the description alone would accept it

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ladder_mcmc import LookAhead, lifted_lahmc, resume, sample
+from ladder_mcmc import Checkpoint, LookAhead, lifted_lahmc, resume, sample
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.ladder import batch
@@ -63,10 +63,13 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, name, schedule):
     make, start = CASES[name]
-    options = {"seed": 7, "schedule": schedule, "checkpoint_every": EVERY, "warmup": 0}
-    whole = sample(make(), start(), N_STEPS, checks=False, **options)
+    options = {"seed": 7, "schedule": schedule, "warmup": 0}
+    whole = sample(
+        make(), start(), N_STEPS, checks=False, checkpoint=Checkpoint(every=EVERY), **options
+    )
     path = tmp_path / "run.npz"
-    sample(make(), start(), N_STEPS // 2, checkpoint=path, checks=False, **options)
+    saving = Checkpoint(path, every=EVERY)
+    sample(make(), start(), N_STEPS // 2, checkpoint=saving, checks=False, **options)
     rest = resume(path, make(), N_STEPS // 2, checks=False)  # a new kernel: new lambda too
     for a, b in zip(batch.leaves(rest.states), batch.leaves(whole.states), strict=True):
         np.testing.assert_array_equal(a, b)

@@ -6,7 +6,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from ladder_mcmc import lahmc, sample
+from ladder_mcmc import Parallel, Warmup, lahmc, sample
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.run.parallel import split_chains
@@ -21,10 +21,10 @@ def test_process_pool_is_reproducible_and_equals_a_thread_pool():
     # this process, and forking a multithreaded process can deadlock
     forkserver = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(2, mp_context=forkserver) as ex:
-        a = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
-        b = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
+        a = sample(KERNEL, X0, 50, seed=5, executor=Parallel(ex, groups=3), warmup=0)
+        b = sample(KERNEL, X0, 50, seed=5, executor=Parallel(ex, groups=3), warmup=0)
     with ThreadPoolExecutor(2) as ex:
-        c = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=3, warmup=0)
+        c = sample(KERNEL, X0, 50, seed=5, executor=Parallel(ex, groups=3), warmup=0)
     assert a.positions.shape == (50, 10, 2)
     np.testing.assert_array_equal(a.positions, b.positions)
     np.testing.assert_array_equal(a.positions, c.positions)
@@ -35,7 +35,7 @@ def test_process_pool_is_reproducible_and_equals_a_thread_pool():
     np.testing.assert_array_equal(a.positions, alone.positions)
     np.testing.assert_array_equal(a.rungs, alone.rungs)
     with ThreadPoolExecutor(2) as ex:
-        d = sample(KERNEL, X0, 50, seed=5, executor=ex, n_groups=2, warmup=0)
+        d = sample(KERNEL, X0, 50, seed=5, executor=Parallel(ex, groups=2), warmup=0)
     np.testing.assert_array_equal(a.positions, d.positions)
     # group g alone: its chains' streams, keyed by their index in the whole run
     group = ChainStreams(np.random.SeedSequence(5), np.arange(3, 6))
@@ -46,8 +46,8 @@ def test_process_pool_is_reproducible_and_equals_a_thread_pool():
 
 def test_executor_argument_errors():
     with ThreadPoolExecutor(1) as ex:
-        with pytest.raises(ValueError, match="n_groups=11"):
-            sample(KERNEL, X0, 5, seed=1, executor=ex, n_groups=11, warmup=0)
+        with pytest.raises(ValueError, match="groups=11"):
+            sample(KERNEL, X0, 5, seed=1, executor=Parallel(ex, groups=11), warmup=0)
         with pytest.raises(ValueError, match="seed"):
             sample(KERNEL, X0, 5, seed=-1, executor=ex, warmup=0)
         with pytest.raises(ValueError, match="seed"):
@@ -60,9 +60,11 @@ def test_dask_local_cluster():
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         with distributed.Client(cluster) as client:
-            a = sample(KERNEL, X0, 30, seed=5, executor=client.get_executor(), n_groups=2, warmup=0)
+            a = sample(
+                KERNEL, X0, 30, seed=5, executor=Parallel(client.get_executor(), groups=2), warmup=0
+            )
     with ThreadPoolExecutor(2) as ex:
-        b = sample(KERNEL, X0, 30, seed=5, executor=ex, n_groups=2, warmup=0)
+        b = sample(KERNEL, X0, 30, seed=5, executor=Parallel(ex, groups=2), warmup=0)
     np.testing.assert_array_equal(a.positions, b.positions)
 
 
@@ -72,10 +74,12 @@ def test_warmup_in_groups_is_one_grouped_warmup():
     from ladder_mcmc.hamiltonian.warmup.result import GroupedWarmup, WarmupResult
 
     kernel = lahmc(TARGET, beta=0.1, length_jitter=0)  # each group adapts its own step
-    options = dict(warmup=40, trajectory_length=1000.0)  # so the groups' leapfrog counts differ
+    options = dict(
+        warmup=Warmup(40, trajectory_length=1000.0)
+    )  # so the groups' leapfrog counts differ
     with ThreadPoolExecutor(2) as ex:
-        trace = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=2, **options)
-        one = sample(kernel, X0, 30, seed=5, executor=ex, n_groups=1, **options)
+        trace = sample(kernel, X0, 30, seed=5, executor=Parallel(ex, groups=2), **options)
+        one = sample(kernel, X0, 30, seed=5, executor=Parallel(ex, groups=1), **options)
     # each group alone: its chains' streams, keyed by their index in the whole run
     groups = [np.arange(0, 5), np.arange(5, 10)]
     alone = [

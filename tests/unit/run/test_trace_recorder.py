@@ -11,7 +11,9 @@ import pytest
 
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell
-from ladder_mcmc.run import Recorder, draws_files, memmap_allocator
+from ladder_mcmc.run import draws_files
+from ladder_mcmc.run.draws_files import memmap_allocator
+from ladder_mcmc.run.recorder import Recorder
 
 WELL = RoughWell()
 X0 = WELL.sample(10, np.random.default_rng(1))

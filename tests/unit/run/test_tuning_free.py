@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import (
+    Checkpoint,
     FunctionTarget,
     SamplingWarning,
+    Warmup,
     apply_warmup,
     hmc,
     lahmc,
@@ -205,20 +207,16 @@ def test_a_warmup_that_adapts_only_the_step_ends_near_its_target():
 def test_nothing_to_adapt_means_no_default_warmup():
     x0 = GAUSS.sample(4, np.random.default_rng(0))
     kernel = lahmc(GAUSS, 0.5, 3, 1.0)  # only the mass left to adapt
-    assert sample(kernel, x0, 10, seed=1, adapt_mass=False, checks=False).warmup is None
+    assert (
+        sample(kernel, x0, 10, seed=1, warmup=Warmup(adapt_mass=False), checks=False).warmup is None
+    )
 
 
 def test_a_length_law_centre_apart_from_the_map_survives_resume(tmp_path):
     """A hand-built kernel whose LengthJitter centre (10) differs from its map's n_steps
     (5): warm-up leaves both, and so do apply_warmup and resume (bit for bit)."""
-    from ladder_mcmc import (
-        JitteredLengthLeapfrog,
-        Ladder,
-        LengthJitter,
-        LookAheadRule,
-        MomentumRefresh,
-        resume,
-    )
+    from ladder_mcmc import Ladder, LookAheadRule, MomentumRefresh, resume
+    from ladder_mcmc.hamiltonian import JitteredLengthLeapfrog, LengthJitter
 
     def kernel():
         return Ladder(
@@ -234,7 +232,7 @@ def test_a_length_law_centre_apart_from_the_map_survives_resume(tmp_path):
     adapted = apply_warmup(kernel(), whole.warmup)
     assert adapted.refresh.parts[1].n_leapfrog == 10 and adapted.map.n_steps == 5
     path = tmp_path / "run.npz"
-    sample(kernel(), x0, 20, checkpoint=path, checkpoint_every=10, **options)
+    sample(kernel(), x0, 20, checkpoint=Checkpoint(path, every=10), **options)
     resumed = resume(path, kernel(), 20, checks=False)
     np.testing.assert_array_equal(resumed.positions, whole.positions)
     np.testing.assert_array_equal(resumed.step_cost, whole.step_cost)
@@ -264,7 +262,7 @@ def test_lifted_lahmc_of_a_target_alone_adapts_its_step_and_mass():
     x0 = np.zeros((4, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)
-        w = sample(kernel, x0, 20, seed=0, warmup=150, target_prob=0.7).warmup
+        w = sample(kernel, x0, 20, seed=0, warmup=Warmup(150, target_prob=0.7)).warmup
     assert w.adapted == ("step_size", "inverse_mass") and w.n_leapfrog == 30
 
 
@@ -282,17 +280,17 @@ def test_bad_settings_are_refused_before_any_work():
     with pytest.raises(ValueError, match=r"warmup=10 is too short to adapt step_size"):
         sample(only_step, x0, 20, seed=1, warmup=10)
     with pytest.raises(ValueError, match="trajectory_length=2.0.*n_leapfrog was given"):
-        sample(only_step, x0, 20, seed=1, warmup=100, trajectory_length=2.0)
+        sample(only_step, x0, 20, seed=1, warmup=Warmup(100, trajectory_length=2.0))
     with pytest.raises(ValueError, match="trajectory_length=2.0.*none"):
-        sample(lahmc(GAUSS), x0, 20, seed=1, warmup=0, trajectory_length=2.0)
+        sample(lahmc(GAUSS), x0, 20, seed=1, warmup=Warmup(0, trajectory_length=2.0))
     with pytest.raises(ValueError, match="dense_mass=True.*adapts no mass"):
-        sample(only_step, x0, 20, seed=1, warmup=100, dense_mass=True)
+        sample(only_step, x0, 20, seed=1, warmup=Warmup(100, dense_mass=True))
     with pytest.raises(ValueError, match=r"kernel.adapt names \['stepsize'\]"):
         sample(attrs.evolve(only_step, adapt={"stepsize"}), x0, 20, seed=1)
     with pytest.raises(ValueError, match="length_jitter must be.*True"):
         lahmc(GAUSS, length_jitter=True)
     with pytest.raises(ValueError, match="trajectory_length.*-1"):
-        sample(lahmc(GAUSS), x0, 20, seed=1, trajectory_length=-1.0)
+        sample(lahmc(GAUSS), x0, 20, seed=1, warmup=Warmup(trajectory_length=-1.0))
     with pytest.raises(ValueError, match="beta.*1.5"):
         lahmc(GAUSS, beta=1.5)
     with pytest.raises(ValueError, match="beta.*0"):

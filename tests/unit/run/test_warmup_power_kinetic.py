@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, Metric, sample
-from ladder_mcmc.hamiltonian import NormalizedMomentumRefresh, PowerKinetic
+from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, sample
+from ladder_mcmc.hamiltonian import Metric, NormalizedMomentumRefresh, PowerKinetic
 from ladder_mcmc.hamiltonian.warmup.parameters import with_hmc_parameters
 from ladder_mcmc.models import IllConditionedGaussian
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ladder_mcmc.engine.backend import choose_backend
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.engine.warmup import Warmup, adaptation_for, run_warmup
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
+from ladder_mcmc.run.execution import backend_for
 from ladder_mcmc.run.recorder import Recorder
 from ladder_mcmc.validation import positive_int
 
@@ -20,18 +20,14 @@ from ladder_mcmc.validation import positive_int
 def warmup(
     kernel: Ladder,
     ks: LadderState,
-    n_warmup: int,
+    steps: int | Warmup,
     seed: Any = None,
     *,
-    target_prob: float = 0.8,
-    adapt_mass: bool = True,
-    dense_mass: bool = False,
-    trajectory_length: float | None = None,
     schedule: str = "ragged",
     backend: str | None = None,
     checks: bool = True,
 ) -> tuple[Ladder, LadderState, Any]:
-    """Adapt what ``kernel`` leaves unset, in ``n_warmup`` steps from the chains ``ks``.
+    """Adapt what ``kernel`` leaves unset, in ``steps`` warm-up steps from the chains ``ks``.
 
     Parameters
     ----------
@@ -39,12 +35,11 @@ def warmup(
         A kernel whose map has a warm-up (``lahmc(target)`` and its kin).
     ks : LadderState
         The chains' state (``kernel.init(x0, rng)``).
-    n_warmup : int
-        Warm-up steps.
+    steps : int or Warmup
+        Warm-up steps, or a :class:`~ladder_mcmc.Warmup` (its ``steps`` set) with its
+        settings.
     seed : int, SeedSequence, Generator, ChainStreams or None
         The chains' random streams (as :func:`~ladder_mcmc.sample`'s ``seed``).
-    target_prob, adapt_mass, dense_mass, trajectory_length
-        As :class:`~ladder_mcmc.engine.warmup.Warmup`.
     schedule, backend, checks
         As :func:`~ladder_mcmc.sample`.
 
@@ -59,14 +54,15 @@ def warmup(
     ValueError
         Bad settings, or a kernel whose map has no warm-up.
     """
-    n_warmup = positive_int("n_warmup", n_warmup)
-    settings = Warmup(n_warmup, target_prob, adapt_mass, dense_mass, trajectory_length)
+    settings = steps if isinstance(steps, Warmup) else Warmup(positive_int("steps", steps))
+    if settings.steps is None or settings.steps == 0:
+        raise ValueError(f"steps must be a positive number of warm-up steps, got {steps!r}")
     adaptation = adaptation_for(kernel, settings, ks, checks)
     if adaptation is None:
-        raise ValueError(f"the kernel leaves nothing to adapt in {n_warmup} warm-up steps")
+        raise ValueError(f"the kernel leaves nothing to adapt in {settings.steps} warm-up steps")
     n = len(ks.direction)
     streams = seed if isinstance(seed, ChainStreams) else ChainStreams.for_chains(seed, n)
-    chosen = "numpy" if schedule == "synchronous" else choose_backend(kernel, ks, backend).name
+    chosen = backend_for(kernel, ks, schedule, backend).name
     return run_warmup(
         kernel,
         ks,
