@@ -8,6 +8,12 @@ Sections (``--only`` picks some; all by default):
   gradients. Fixed kernel ``Ladder(Leapfrog(ε, M = 10), LookAheadRule(4),
   MomentumRefresh(0.5))``, no warm-up; the 100-d Gaussian (``gauss100``, ε = 0.5) and
   eight schools (ε = 0.2); 4 and 64 chains. Both sides timed on a second call (compiled).
+* ``iteration``: where the floor's gap goes. The compiled loop's time per iteration (one
+  map call on the batch) of fixed kernels with ``M`` = 1, 4 and 16 leapfrog steps per
+  rung on the logistic regression and the 100-d Gaussian, 4 chains: the intercept of a
+  line through them is the iteration's cost besides the map's gradients; and the number
+  of operations (XLA thunks: fusions, copies, loops) in the compiled body of one
+  iteration.
 * ``numpy``: a numpy target on the host loop against textbook numpy HMC (a Python loop
   over leapfrog steps, Metropolis accept, full momentum refresh; vectorized over chains),
   both at ε, M fixed, 100 chains, the draws kept, time per gradient: the 100-d and the
@@ -82,7 +88,7 @@ from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
 from ladder_mcmc.engine import jax_loop  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell, from_jax  # noqa: E402
 
-SECTIONS = ("floor", "numpy", "custom", "rough", "models", "many")
+SECTIONS = ("floor", "iteration", "numpy", "custom", "rough", "models", "many")
 
 
 # ---- a map and a rule a user writes ----------------------------------------------------
@@ -216,6 +222,47 @@ def bare_floor(log_density, init: np.ndarray, eps: float, grads_per_chain: int) 
     start = time.perf_counter()
     jax.block_until_ready(run(x, v))
     return (time.perf_counter() - start) / (grads_per_chain * init.shape[0])
+
+
+def loop_body_thunks(kernel, init) -> dict:
+    """The operations XLA runs per iteration of the compiled loop's body (its top-level
+    instructions but tuple plumbing), by kind."""
+    import collections
+    import re
+
+    import jax
+
+    from ladder_mcmc.engine.block_draws import consumption
+    from ladder_mcmc.engine.streams import ChainStreams
+
+    ks = kernel.init(init, np.random.default_rng(1))
+    jax_loop.prepare(kernel, ks)
+    with jax.enable_x64(True):
+        steps = np.full(init.shape[0], jax_loop.BLOCK)
+        numbers = jax_loop._numbers(
+            ChainStreams.for_chains(1, init.shape[0]), steps, consumption(kernel, ks)
+        )
+        text = jax_loop._compiled().lower(kernel, ks, *numbers, steps).compile().as_text()
+    computations, current = {}, None
+    for line in text.splitlines():
+        head = re.match(r"^(?:ENTRY )?(%[\w.\-]+) .*\{$", line)
+        if head:
+            current = computations.setdefault(head.group(1), [])
+        elif line.startswith("}"):
+            current = None
+        elif current is not None:
+            current.append(line)
+    bodies = [
+        re.search(r"body=(%[\w.\-]+)", line).group(1)
+        for line in computations.get(next(k for k in computations if k.startswith("%main")), [])
+        if " while(" in line
+    ]
+    kinds = collections.Counter()
+    for line in computations[bodies[0]] if bodies else []:
+        op = re.search(r"= \S+ ([\w\-]+)\(", line)
+        if op and op.group(1) not in ("get-tuple-element", "tuple", "constant", "parameter"):
+            kinds[op.group(1)] += 1
+    return dict(kinds)
 
 
 def textbook_hmc(target, x, n_steps, eps, m, rng) -> float:
@@ -403,6 +450,36 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 print(lines[-1], flush=True)
         body += ["", "### Near the machine's limit: time per gradient", "", *lines]
+
+    if "iteration" in args.only:
+        lines = [
+            "| model | chains | µs per iteration at M = 1, 4, 16 | intercept µs | µs per "
+            "leapfrog step | operations per iteration (XLA) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key, eps in (("gauss100", 0.3), ("logistic", 0.02)):
+            m = model_zoo.model(key)
+            target = from_jax(m["log_density"], m["dim"])
+            init, _ = m["init"](0, 4)
+            per_iteration = []
+            for m_steps in (1, 4, 16):
+                kernel = Ladder(
+                    Leapfrog(target, eps, m_steps), LookAheadRule(4), MomentumRefresh(0.5)
+                )
+                timed(kernel, init, n_time // 4, 1, warmup=0, checks=False)
+                r = timed(kernel, init, n_time, 2, warmup=0, checks=False)
+                calls = float(np.sum(r["trace"].n_moves)) / init.shape[0]
+                per_iteration.append(r["wall"] / calls)
+            slope, intercept = np.polyfit([1, 4, 16], per_iteration, 1)
+            kernel = Ladder(Leapfrog(target, eps, 4), LookAheadRule(4), MomentumRefresh(0.5))
+            kinds = loop_body_thunks(kernel, init)
+            shown = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda i: -i[1]))
+            lines.append(
+                f"| {key} | 4 | {', '.join(f'{t * 1e6:.0f}' for t in per_iteration)} | "
+                f"{intercept * 1e6:.0f} | {slope * 1e6:.1f} | {sum(kinds.values())}: {shown} |"
+            )
+            print(lines[-1], flush=True)
+        body += ["", "### Where the time goes: one iteration of the compiled loop", "", *lines]
 
     if "numpy" in args.only:
         lines = [
