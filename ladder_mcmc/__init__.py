@@ -22,6 +22,8 @@ and :mod:`ladder_mcmc.paper` reproduces the paper's experiments. Everything most
 users need is importable from here.
 """
 
+import functools as _functools
+
 from ladder_mcmc.diagnostics.checks import SamplingWarning
 from ladder_mcmc.diagnostics.gradient import check_gradient
 from ladder_mcmc.diagnostics.summary import summary, to_inference_data
@@ -37,12 +39,29 @@ from ladder_mcmc.ladder.rules import FLIP, STAY, LookAheadRule, Rule
 from ladder_mcmc.models.adapters.jax_models import from_jax
 from ladder_mcmc.models.adapters.pymc_models import from_pymc
 from ladder_mcmc.models.targets import FunctionTarget, Target
+from ladder_mcmc.models.targets import check_target as _check_target
 from ladder_mcmc.run.resume import resume
-from ladder_mcmc.run.sampling import sample
+from ladder_mcmc.run.sampling import sample as _run_sample
 from ladder_mcmc.run.settings import Checkpoint, Parallel
 from ladder_mcmc.run.trace import Trace
 
 __version__ = "0.1.0"
+
+
+@_functools.wraps(_run_sample)
+def sample(kernel, init, n_steps, seed=None, **settings):
+    # the docstring is run.sample's: a target in place of the kernel runs lahmc(target)
+    if not isinstance(kernel, Ladder):
+        try:
+            _check_target("kernel", kernel)
+        except ValueError:
+            raise ValueError(
+                f"kernel must be a Ladder kernel (lahmc(target), LookAhead(map, …)) or a "
+                f"target with energy(x) and grad(x) methods, got {kernel!r}"
+            ) from None
+        kernel = lahmc(kernel)
+    return _run_sample(kernel, init, n_steps, seed, **settings)
+
 
 __all__ = [
     # running chains

@@ -3,6 +3,8 @@ and :class:`SamplingWarning`, what a run that went bad says."""
 
 from __future__ import annotations
 
+import os
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -18,6 +20,20 @@ class SamplingWarning(UserWarning):
     Silence it with ``sample(..., checks=False)`` or
     ``warnings.filterwarnings("ignore", category=SamplingWarning)``.
     """
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` in the calling function point at
+    the first frame outside ``ladder_mcmc``: the user's line that started the work."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def positive_int(name: str, value: Any, minimum: int = 1) -> int:
@@ -59,7 +75,7 @@ def in_open_closed(name: str, value: Any, low: float, high: float, why: str = ""
     return float(value)
 
 
-def jitter_fraction(value: Any, *, zero: bool, one: bool, why: str = "") -> float:
+def jitter_fraction(value: object, *, zero: bool, one: bool, why: str = "") -> float:
     """A jitter's relative half-width ``value`` as a float in ``[0, 1]``, or ``ValueError``
     (naming ``jitter``): ``0`` refused unless ``zero``, ``1`` unless ``one``; ``why`` (what
     the fraction is of, or what to do instead) ends the message."""

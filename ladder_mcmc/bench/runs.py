@@ -90,7 +90,7 @@ def warmup_problems(kernel: Ladder, init: Any, warmup: int, found: Any) -> tuple
         return ()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        adaptation.check(found, stacklevel=2)
+        adaptation.check(found)
     return messages(caught, limit=len(caught))
 
 

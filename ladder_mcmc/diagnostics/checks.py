@@ -21,7 +21,7 @@ from ladder_mcmc.arrays import release_rows
 from ladder_mcmc.diagnostics.energy import E_BFMI_LOW, e_bfmi
 from ladder_mcmc.diagnostics.ess import posterior_statistics
 from ladder_mcmc.diagnostics.summary import summarised_values
-from ladder_mcmc.validation import SamplingWarning
+from ladder_mcmc.validation import SamplingWarning, user_stacklevel
 
 __all__ = [
     "SamplingWarning",
@@ -187,7 +187,7 @@ def trace_problems(trace: Any) -> list[str]:
     return out
 
 
-def check_trace(trace: Any, *, stacklevel: int = 2) -> list[str]:
+def check_trace(trace: Any, *, stacklevel: int | None = None) -> list[str]:
     """Warn (:class:`SamplingWarning`, one per problem) about a run that went bad.
 
     Checked, on the kept draws and the per-step statistics:
@@ -206,8 +206,9 @@ def check_trace(trace: Any, *, stacklevel: int = 2) -> list[str]:
     Parameters
     ----------
     trace : Trace
-    stacklevel : int
-        As for ``warnings.warn`` (2: the caller of ``check_trace``).
+    stacklevel : int, optional
+        As for ``warnings.warn``; by default the first caller outside ``ladder_mcmc``
+        (the line that called ``check_trace``, ``sample`` or ``resume``).
 
     Returns
     -------
@@ -229,6 +230,8 @@ def check_trace(trace: Any, *, stacklevel: int = 2) -> list[str]:
     '100% of the 800 steps'
     """
     messages = trace_problems(trace)
+    if stacklevel is None:
+        stacklevel = user_stacklevel()
     for message in messages:
         warnings.warn(message, SamplingWarning, stacklevel=stacklevel)
     return messages

@@ -21,6 +21,7 @@ import attrs
 
 from ladder_mcmc.diagnostics.gradient import targets_of
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
+from ladder_mcmc.validation import user_stacklevel
 
 BACKENDS = ("numpy", "jax")
 
@@ -84,7 +85,7 @@ def choose_backend(kernel: Ladder, ks: LadderState, requested: str | None = None
             f"the target is a JAX target, but {failure}; running on the numpy backend "
             "(pass backend='numpy' to choose it and silence this warning)",
             BackendWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return Backend("numpy", failure)
     if requested == "jax":

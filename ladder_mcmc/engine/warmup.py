@@ -127,7 +127,7 @@ class Adaptation(Protocol):
     def final(self, kernel: Ladder, state: Any, record: WarmupRecord) -> tuple[Ladder, Any]:
         """The adapted kernel (nothing left to adapt) and what warm-up found."""
 
-    def check(self, found: Any, stacklevel: int) -> None:
+    def check(self, found: Any) -> None:
         """Warn of a warm-up that went bad (``found``: ``final``'s, or a grouped one)."""
 
 

@@ -235,5 +235,5 @@ def resume(
     )
     trace = execute(run, interactive() if progress is None else boolean("progress", progress))
     if checks:
-        check_trace(trace, stacklevel=3)
+        check_trace(trace)
     return trace

@@ -73,9 +73,12 @@ def sample(
 
     Parameters
     ----------
-    kernel : Ladder
-        E.g. from :func:`~ladder_mcmc.lahmc`, :func:`~ladder_mcmc.hamiltonian.leapfrog` or
-        :func:`~ladder_mcmc.LookAhead`.
+    kernel : Ladder, or a target
+        E.g. from :func:`~ladder_mcmc.lahmc`, :func:`~ladder_mcmc.hmc` or
+        :func:`~ladder_mcmc.LookAhead`. :func:`ladder_mcmc.sample` also takes a target
+        (:class:`~ladder_mcmc.Target`, :func:`~ladder_mcmc.from_jax`, …) and runs the
+        default kernel on it, ``lahmc(target)``; :func:`ladder_mcmc.run.sample` takes
+        kernels only.
     init : State or LadderState
         Initial values, chains on the leading axis (for leapfrog kernels:
         positions of shape (chains, dim)); or a kernel state to continue from
@@ -211,14 +214,14 @@ def sample(
             checks=False,  # checked below, once, on all the chains
         )
         if checks and adaptation is not None and trace.warmup is not None:
-            adaptation.check(trace.warmup, stacklevel=3)
+            adaptation.check(trace.warmup)
     else:
         run = _start(kernel, init, n_steps, seed, schedule, backend, thin, saving, draws_path)
         if adaptation is not None and _warm_up(run, adaptation, progress):
             return trace_of(run, run.ks, interrupted=True)  # the warm-up's last state
         trace = execute(run, progress)
     if checks:
-        check_trace(trace, stacklevel=3)
+        check_trace(trace)
     return trace
 
 

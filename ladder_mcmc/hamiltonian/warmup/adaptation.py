@@ -78,13 +78,18 @@ DEFAULT_WARMUP = 1000
 #: the step size needs as many steps to come down from its first, deliberately large,
 #: iterates
 MIN_WINDOWED_WARMUP = 20
+#: before the first window, the target's largest scale (in the coordinates of the unit
+#: mass) is taken to be this many first step sizes, or 1 if that is larger: a first step
+#: far below 1 says the target is narrow there, and a first length for scale 1 would
+#: spend tens of gradients per rung before the first window measures it
+INITIAL_SCALE_STEPS = 2.0
 #: steps per sub-block (at least) times chains
 BLOCK_CHAIN_STEPS = 16
 #: the most leapfrog steps per rung during warm-up: before the mass fits, a window's
 #: covariance may hold the chains' way in from their starts, which asks for a tiny
 #: step, and the length ``εM`` a well-fitted mass would want would then cost
 #: thousands of gradients per rung (the final ``M`` is not capped by this)
-MAX_WARMUP_N_LEAPFROG = 64
+MAX_WARMUP_N_LEAPFROG = 32
 
 
 def stan_windows(n_warmup: int) -> tuple[int, int, list[int]]:
@@ -190,7 +195,7 @@ class HMCAdaptation:
                     "give n_leapfrog to the kernel"
                 )
             if checks and kernel.adapt:
-                warn_unadapted(kernel, stacklevel=4)
+                warn_unadapted(kernel)
             return None
         check_adaptable(kernel)
         adapted = _to_adapt(kernel, settings)
@@ -219,9 +224,9 @@ class HMCAdaptation:
             checks=checks,
         )
 
-    def check(self, found: Any, stacklevel: int) -> None:
+    def check(self, found: Any) -> None:
         """:func:`check_warmup`."""
-        check_warmup(found, stacklevel + 1)
+        check_warmup(found)
 
     # ---- the schedule --------------------------------------------------------------------
     @property
@@ -281,7 +286,7 @@ class HMCAdaptation:
             ks, calls = restart_chains(kernel, ks, rng, momentum=False)
             grads += calls
         eigenvalues = np.zeros(self.dim)
-        eigenvalues[0] = 1.0
+        eigenvalues[0] = min(1.0, (INITIAL_SCALE_STEPS * eps) ** 2)
         state = HMCWarmupState(
             dual=self._dual.init(np.float64(eps)),
             moments=moments.init(self.dim, True, np),
@@ -435,7 +440,7 @@ class HMCAdaptation:
             relocated=np.asarray(state.relocated, dtype=np.int64),
         )
         if self.checks:
-            check_warmup(result, stacklevel=6)
+            check_warmup(result)
         return kernel, result
 
 

@@ -9,14 +9,14 @@ from typing import Any
 from ladder_mcmc.hamiltonian.warmup.dual_averaging import MIN_STEP_SIZE
 from ladder_mcmc.hamiltonian.warmup.parameters import current_beta
 from ladder_mcmc.ladder.kernel import Ladder
-from ladder_mcmc.validation import SamplingWarning
+from ladder_mcmc.validation import SamplingWarning, user_stacklevel
 
 #: the shortest warm-up whose last quarter tells flips at the adapted step from the
 #: excursions of dual averaging's iterates (shorter ones: the run's own checks tell)
 MIN_FLIP_CHECK_WARMUP = 100
 
 
-def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
+def warn_unadapted(kernel: Ladder) -> None:
     """Say that a kernel runs with starting values it meant warm-up to adapt."""
     # the identity mass is a natural default; a step, a length or a β of 1 is not
     names = ", ".join(sorted(set(kernel.adapt or ()) - {"inverse_mass"}))
@@ -31,25 +31,25 @@ def warn_unadapted(kernel: Ladder, stacklevel: int) -> None:
         f"values ({start}); pass warmup > 0 (the default), or give these values to the "
         "kernel",
         SamplingWarning,
-        stacklevel=stacklevel + 1,
+        stacklevel=user_stacklevel(),
     )
 
 
-def check_warmup(result: Any, stacklevel: int = 2) -> None:
+def check_warmup(result: Any) -> None:
     """Warn (:class:`~ladder_mcmc.SamplingWarning`) of a warm-up that ended with half its
     last steps flipping or a step size below ``10⁻¹⁰`` (each group of a grouped one)."""
     for one in getattr(result, "groups", (result,)):
-        _warn_if_bad(one, stacklevel + 1)
+        _warn_if_bad(one)
 
 
-def _warn_if_bad(result: Any, stacklevel: int) -> None:
+def _warn_if_bad(result: Any) -> None:
     if result.step_size < MIN_STEP_SIZE:
         warnings.warn(
             f"warm-up ended with step size {result.step_size:.3g} < {MIN_STEP_SIZE:g}: the "
             "chains cannot move (a wrong gradient, a density that is not smooth, or a start "
             "far in the tails); check the target, or start the chains elsewhere",
             SamplingWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=user_stacklevel(),
         )
     if result.flip_fraction >= 0.5 and result.n_steps >= MIN_FLIP_CHECK_WARMUP:
         warnings.warn(
@@ -57,7 +57,7 @@ def _warn_if_bad(result: Any, stacklevel: int) -> None:
             f"adapted kernel (ε={result.step_size:.3g}, M={result.n_leapfrog}) rarely moves; "
             "a longer warm-up, a dense mass (dense_mass=True) or a reparametrisation may help",
             SamplingWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=user_stacklevel(),
         )
 
 
