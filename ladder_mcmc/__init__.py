@@ -22,7 +22,8 @@ and :mod:`ladder_mcmc.paper` reproduces the paper's experiments. Everything most
 users need is importable from here.
 """
 
-import functools as _functools
+import inspect as _inspect
+from collections.abc import Callable as _Callable
 
 from ladder_mcmc.diagnostics.checks import SamplingWarning
 from ladder_mcmc.diagnostics.gradient import check_gradient
@@ -40,7 +41,7 @@ from ladder_mcmc.models.adapters.jax_models import from_jax
 from ladder_mcmc.models.adapters.pymc_models import from_pymc
 from ladder_mcmc.models.targets import FunctionTarget, Target
 from ladder_mcmc.models.targets import check_target as _check_target
-from ladder_mcmc.run.resume import resume
+from ladder_mcmc.run.resume import resume as _run_resume
 from ladder_mcmc.run.sampling import sample as _run_sample
 from ladder_mcmc.run.settings import Checkpoint, Parallel
 from ladder_mcmc.run.trace import Trace
@@ -48,19 +49,45 @@ from ladder_mcmc.run.trace import Trace
 __version__ = "0.1.0"
 
 
-@_functools.wraps(_run_sample)
+def _kernel_of(kernel: Ladder | Target) -> Ladder:
+    """``kernel``, or ``lahmc(kernel)`` for a target; ``ValueError`` naming both otherwise."""
+    if isinstance(kernel, Ladder):
+        return kernel
+    try:
+        _check_target("kernel", kernel)
+    except ValueError as err:
+        raise ValueError(
+            str(err).replace(
+                "kernel must be a target",
+                "kernel must be a Ladder kernel (lahmc(target), LookAhead(map, …)) or a target",
+                1,
+            )
+        ) from None
+    return lahmc(kernel)
+
+
+def _taking_a_target(function: _Callable[..., Trace]) -> _inspect.Signature:
+    """``function``'s signature, its ``kernel`` a kernel or a target."""
+    signature = _inspect.signature(function, eval_str=True)
+    kernel = signature.parameters["kernel"].replace(annotation=Ladder | Target)
+    return signature.replace(
+        parameters=[kernel if p.name == "kernel" else p for p in signature.parameters.values()]
+    )
+
+
 def sample(kernel, init, n_steps, seed=None, **settings):
-    # the docstring is run.sample's: a target in place of the kernel runs lahmc(target)
-    if not isinstance(kernel, Ladder):
-        try:
-            _check_target("kernel", kernel)
-        except ValueError:
-            raise ValueError(
-                f"kernel must be a Ladder kernel (lahmc(target), LookAhead(map, …)) or a "
-                f"target with energy(x) and grad(x) methods, got {kernel!r}"
-            ) from None
-        kernel = lahmc(kernel)
-    return _run_sample(kernel, init, n_steps, seed, **settings)
+    return _run_sample(_kernel_of(kernel), init, n_steps, seed, **settings)
+
+
+def resume(path, kernel, n_steps=None, **settings):
+    return _run_resume(path, _kernel_of(kernel), n_steps, **settings)
+
+
+# the top level's sample and resume are run's, with a target in place of the kernel
+# running lahmc(target) (the default kernel): their docs and signatures are run's
+for _public, _run in ((sample, _run_sample), (resume, _run_resume)):
+    _public.__doc__ = _run.__doc__
+    _public.__signature__ = _taking_a_target(_run)
 
 
 __all__ = [

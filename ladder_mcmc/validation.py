@@ -27,10 +27,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 def user_stacklevel() -> int:
     """The ``stacklevel`` that makes a ``warnings.warn`` in the calling function point at
-    the first frame outside ``ladder_mcmc``: the user's line that started the work."""
+    the first frame outside ``ladder_mcmc``: the user's line that started the work (the
+    outermost frame if every frame is the package's, e.g. in a worker thread)."""
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
         level += 1
     return level

@@ -128,7 +128,8 @@ class Adaptation(Protocol):
         """The adapted kernel (nothing left to adapt) and what warm-up found."""
 
     def check(self, found: Any) -> None:
-        """Warn of a warm-up that went bad (``found``: ``final``'s, or a grouped one)."""
+        """Warn of a warm-up that went bad (``found``: ``final``'s, or a grouped one), with
+        ``stacklevel=ladder_mcmc.validation.user_stacklevel()`` (the user's line)."""
 
 
 def adaptation_for(kernel: Ladder, settings: Warmup, init: Any, checks: bool) -> Any:

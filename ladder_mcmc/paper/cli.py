@@ -144,15 +144,20 @@ def do_figure3(args: argparse.Namespace) -> dict:
     return _finish(args, "figure3", result, elapsed, figure3.figure3_markdown)
 
 
+def _made_output_folder(out: Path) -> bool:
+    """Make ``--out`` (and its parents); False, with a one-line message, if it cannot be."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"ladder-mcmc: cannot make the output folder {str(out)!r}: {err}", file=sys.stderr)
+        return False
+    return True
+
+
 def do_bench(args: argparse.Namespace) -> int:
     """``ladder-mcmc bench``: the suite; ``bench.json`` and ``bench.md`` in ``--out``; exit
     code 1 if a run failed."""
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        print(
-            f"ladder-mcmc: cannot make the output folder {str(args.out)!r}: {err}", file=sys.stderr
-        )
+    if not _made_output_folder(args.out):
         return 2
     try:
         result, text = bench_command.run(args)
@@ -312,12 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.custom = bool(args.chains or args.steps)
     if not hasattr(args, "grid"):
         args.grid = None
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        print(
-            f"ladder-mcmc: cannot make the output folder {str(args.out)!r}: {err}", file=sys.stderr
-        )
+    if not _made_output_folder(args.out):
         return 2
     start = time.perf_counter()
     func = COMMANDS[args.command][0]

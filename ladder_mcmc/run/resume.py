@@ -128,12 +128,15 @@ def resume(
     path : path
         A checkpoint written by ``sample(..., checkpoint=path)``; it is updated
         as the run goes on.
-    kernel : Ladder
+    kernel : Ladder, or a target
         The kernel the run was started with (the checkpoint holds data, not
         code, so your target comes from here). Refused unless its description
         and the fingerprint of its parameters
         (:func:`ladder_mcmc.run.checkpoint.fingerprint`) equal the checkpoint's.
         Warm-up adaptation stored in the checkpoint is re-applied.
+        :func:`ladder_mcmc.resume` also takes the target of a run that
+        ``ladder_mcmc.sample(target, …)`` started (the kernel ``lahmc(target)``);
+        :func:`ladder_mcmc.run.resume` takes kernels only.
     n_steps : int, optional
         Steps to add after the checkpoint's last completed step. By default,
         finish the original run. Either way the result is bit-identical to an
@@ -172,7 +175,10 @@ def resume(
     path = Path(path)
     meta, trees = checkpoint.load(path)
     if not isinstance(kernel, Ladder):
-        raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
+        raise ValueError(
+            "kernel must be a Ladder kernel (the one the run was started with, e.g. "
+            f"lahmc(target)), got {type(kernel).__name__}"
+        )
     stored = dict(meta["kernel"])
     stored_parameters = stored.pop("parameters_sha256", None)  # absent before 2026-11-26
     # what warm-up was to adapt does not change the transitions after it (the adapted

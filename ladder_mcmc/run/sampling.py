@@ -188,7 +188,10 @@ def sample(
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be 'ragged' or 'synchronous', got {schedule!r}")
     if not isinstance(kernel, Ladder):
-        raise ValueError(f"kernel must be a Ladder kernel, got {type(kernel).__name__}")
+        raise ValueError(
+            "kernel must be a Ladder kernel (e.g. lahmc(target); ladder_mcmc.sample also "
+            f"takes the target), got {type(kernel).__name__}"
+        )
     checks = boolean("checks", checks)
     progress = interactive() if progress is None else boolean("progress", progress)
     settings, saving, parallel = as_warmup(warmup), as_checkpoint(checkpoint), as_parallel(executor)

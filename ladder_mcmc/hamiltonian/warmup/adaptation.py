@@ -432,7 +432,9 @@ class HMCAdaptation:
             first_stage_prob=float(first_rung[-tail:].mean()),
             n_leapfrog=_n_steps(kernel),
             beta=current_beta(kernel),
-            largest_eigenvalue=float(np.asarray(state.eigenvalues)[0]),
+            largest_eigenvalue=(
+                float(np.asarray(state.eigenvalues)[0]) if self.windowed else None
+            ),  # no window measured it: its starting guess is not a finding
             adapted=self.adapted,
             length_set="n_leapfrog" in self.adapted or self.trajectory_length is not None,
             wall_time=record.wall_time,

@@ -35,7 +35,8 @@ class WarmupResult:
         The refresh's ``β`` after warm-up (None: the kernel has no partial refresh).
     largest_eigenvalue : float or None
         ``λ_1`` of the last window's covariance in the coordinates of unit mass (1 for
-        a well-fitted diagonal mass on a target without correlations).
+        a well-fitted diagonal mass on a target without correlations); None when no
+        window ran (only the step size adapted).
     adapted : tuple of str
         What warm-up adapted (names of :attr:`~ladder_mcmc.ladder.kernel.Ladder.adapt`);
         everything else was kept as given.

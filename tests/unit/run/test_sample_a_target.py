@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import pickle
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import ladder_mcmc
 from ladder_mcmc import lahmc, sample
 from ladder_mcmc.models import IllConditionedGaussian
+from ladder_mcmc.run import resume as run_resume
 from ladder_mcmc.run import sample as run_sample
 
 TARGET = IllConditionedGaussian(2, log_condition=1)
@@ -23,9 +25,28 @@ def test_a_target_runs_lahmc_of_it_with_the_same_draws():
     assert by_target.kernel == by_kernel.kernel
 
 
-def test_the_top_level_sample_has_run_samples_signature_and_documents_the_target():
-    assert inspect.signature(ladder_mcmc.sample) == inspect.signature(run_sample)
-    assert "runs the\n        default kernel on it" in ladder_mcmc.sample.__doc__
+@pytest.mark.parametrize(
+    ("public", "run"), [(ladder_mcmc.sample, run_sample), (ladder_mcmc.resume, run_resume)]
+)
+def test_the_top_level_has_runs_signature_with_a_target_allowed_and_its_docs(public, run):
+    ours, theirs = inspect.signature(public), inspect.signature(run, eval_str=True)
+    assert list(ours.parameters) == list(theirs.parameters)
+    assert ours.parameters["kernel"].annotation == ladder_mcmc.Ladder | ladder_mcmc.Target
+    assert ours.return_annotation is theirs.return_annotation
+    assert public.__doc__ == run.__doc__ and "lahmc(target)" in public.__doc__
+
+
+def test_the_top_level_sample_pickles_for_process_pools():
+    assert pickle.loads(pickle.dumps(ladder_mcmc.sample)) is ladder_mcmc.sample
+    assert pickle.loads(pickle.dumps(ladder_mcmc.resume)) is ladder_mcmc.resume
+
+
+def test_a_run_started_from_a_target_resumes_from_the_target(tmp_path):
+    path = tmp_path / "run.npz"
+    first = sample(TARGET, X0, 30, seed=1, warmup=100, checks=False, checkpoint=path)
+    went_on = ladder_mcmc.resume(path, TARGET, 50, checks=False)
+    np.testing.assert_array_equal(went_on.positions[:30], first.positions)
+    assert went_on.positions.shape[0] == 80  # 50 more steps
 
 
 @pytest.mark.parametrize("bad", [None, 3, lambda x: x])

@@ -191,8 +191,9 @@ def test_sample_warms_up_by_default_only_what_has_something_to_adapt():
     fixed = lahmc(GAUSS, 0.5, 3, 1.0, inverse_mass=GAUSS.variances)
     assert sample(fixed, x0, 20, seed=1, checks=False).warmup is None
     # a kernel with values left to adapt and warmup=0 runs its starting values, and says so
-    with pytest.warns(SamplingWarning, match="leaves beta, n_leapfrog, step_size to adapt"):
+    with pytest.warns(SamplingWarning, match="leaves beta, n_leapfrog, step_size to adapt") as seen:
         sample(lahmc(GAUSS), x0, 20, seed=1, warmup=0)
+    assert {w.filename for w in seen} == {__file__}  # the user's call, not the package
 
 
 def test_a_warmup_that_adapts_only_the_step_ends_near_its_target():
@@ -311,7 +312,9 @@ def _warmup_warnings(kernel, x0, checks=True):
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         sample(kernel, x0, 10, seed=0, warmup=100, checks=checks)
-    return [str(w.message) for w in seen if "warm-up ended" in str(w.message)]
+    ended = [w for w in seen if "warm-up ended" in str(w.message)]
+    assert all(w.filename == __file__ for w in ended)  # each points at the call of sample
+    return [str(w.message) for w in ended]
 
 
 def test_a_warmup_that_ends_in_flips_warns():
