@@ -13,7 +13,7 @@ hand, the step size and the mass matrix, from the values it holds.
 * **Mass matrix**: the positions' variance (diagonal) or covariance (dense) over slow
   windows pooled over chains, regularised towards ``10⁻³ I`` (:mod:`~.moments`); the
   windows double in length between a fast initial and a fast terminal buffer (Stan's
-  schedule, :func:`stan_windows`);
+  schedule, :func:`~.windows.stan_windows`);
 * **Leapfrog steps per rung** ``M`` and **refresh** ``β``: at the end of each window,
   from the spectrum of the window's covariance in the coordinates of unit mass
   (:mod:`~.trajectory`: a ChEES criterion and MEADS's damping); ``M`` follows the
@@ -69,6 +69,7 @@ from ladder_mcmc.hamiltonian.warmup.trajectory import (
     meads_beta,
     whitened_eigenvalues,
 )
+from ladder_mcmc.hamiltonian.warmup.windows import stan_windows
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 #: warm-up steps ``sample`` takes by default for a kernel that leaves something to adapt
@@ -90,24 +91,6 @@ BLOCK_CHAIN_STEPS = 16
 #: step, and the length ``εM`` a well-fitted mass would want would then cost
 #: thousands of gradients per rung (the final ``M`` is not capped by this)
 MAX_WARMUP_N_LEAPFROG = 32
-
-
-def stan_windows(n_warmup: int) -> tuple[int, int, list[int]]:
-    """Stan's warm-up schedule: (initial buffer, terminal buffer, slow window ends)."""
-    init, term, base = 75, 50, 25
-    if n_warmup < 20:
-        return n_warmup, 0, []
-    if init + term + base > n_warmup:
-        init, term = int(0.15 * n_warmup), int(0.1 * n_warmup)
-        base = n_warmup - init - term
-    ends, start, size = [], init, base
-    while start < n_warmup - term:
-        end = start + size
-        if end + 2 * size > n_warmup - term:
-            end = n_warmup - term
-        ends.append(end)
-        start, size = end, 2 * size
-    return init, term, ends
 
 
 @attrs.frozen(eq=False)
@@ -506,6 +489,5 @@ __all__ = [
     "HMCAdaptation",
     "HMCWarmupState",
     "check_warmup",
-    "stan_windows",
     "warn_unadapted",
 ]

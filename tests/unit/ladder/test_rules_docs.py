@@ -41,11 +41,18 @@ def test_topologies_doc_rule_passes_the_exact_checks(topologies):
     topologies["test_double_jump_rule_is_exact"]()  # the Hypothesis test defined in the doc
 
 
-def test_custom_maps_doc_runs(topologies):
-    # FreeFlight, its use, a state-dependent step (docs/design.md §14), ThreeStage splitting
-    assert len(blocks("custom-map.md")) == 5
-    ns = run_blocks("custom-map.md", dict(topologies))  # assert_map, invariance, sample
-    assert ns["trace"].positions.shape == (100, 10, 2)
+@pytest.fixture(scope="module")
+def custom_map_page(topologies) -> dict:
+    """The namespace of ``custom-map.md`` run once (assert_map, invariance, sample, the
+    suite, a state-dependent step, ThreeStage); the tests below read its classes."""
+    return run_blocks("custom-map.md", dict(topologies))
+
+
+def test_custom_maps_doc_runs(custom_map_page):
+    # FreeFlight, its use on both loops, the benchmark suite, a state-dependent step
+    # (docs/design.md §14), ThreeStage splitting
+    assert len(blocks("custom-map.md")) == 6
+    assert custom_map_page["trace"].positions.shape == (100, 10, 2)
 
 
 def test_the_toolkit_rejects_a_wrong_rule(topologies):
@@ -60,8 +67,8 @@ def test_the_toolkit_rejects_a_wrong_rule(topologies):
         assert_exact(Ladder(FiniteLadder([1, 2, 0], [1, 2, 4]), OverEagerRule()))
 
 
-def test_the_toolkit_rejects_a_map_that_is_not_volume_preserving(topologies):
-    ns = run_blocks("custom-map.md", dict(topologies))
+def test_the_toolkit_rejects_a_map_that_is_not_volume_preserving(custom_map_page):
+    ns = custom_map_page
     xv = ns["XV"]
 
     @attrs.frozen(eq=False)
@@ -76,10 +83,10 @@ def test_the_toolkit_rejects_a_map_that_is_not_volume_preserving(topologies):
         assert_map(squash, squash.prepare(target.sample(8, rng), rng), rng)
 
 
-def test_the_toolkit_rejects_a_state_dependent_law_left_out_of_the_density(topologies):
+def test_the_toolkit_rejects_a_state_dependent_law_left_out_of_the_density(custom_map_page):
     """The doc's free flight with a step drawn given ``x`` (docs/design.md §14): with
     ``p(α | x)`` dropped from the log density, the doc's one-step check fails."""
-    ns = run_blocks("custom-map.md", dict(topologies))
+    ns = custom_map_page
 
     @attrs.frozen(eq=False)
     class DensityWithoutLaw(ns["AuxiliaryMap"]):
@@ -93,10 +100,10 @@ def test_the_toolkit_rejects_a_state_dependent_law_left_out_of_the_density(topol
         assert_one_step_invariance(kernel, ns["target"].sample, n_chains=20_000, seed=1)
 
 
-def test_the_doc_exact_check_rejects_the_redraw_before_the_refresh_of_zeta(topologies):
+def test_the_doc_exact_check_rejects_the_redraw_before_the_refresh_of_zeta(custom_map_page):
     from mutants import HiddenOrderRefresh
 
-    ns = run_blocks("custom-map.md", dict(topologies))
+    ns = custom_map_page
     ladder, law = ns["ladder"], ns["ladder"].law
     inner = ns["InnerRefresh"](ns["InnerResample"](ladder.family.weights))
     hidden = HiddenOrderRefresh((ns["AuxiliaryRefresh"](law), inner))

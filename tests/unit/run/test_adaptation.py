@@ -5,8 +5,8 @@ import pytest
 
 from ladder_mcmc import Checkpoint, Warmup, hmc, lahmc, resume, sample
 from ladder_mcmc.hamiltonian.warmup import moments
-from ladder_mcmc.hamiltonian.warmup.adaptation import stan_windows
 from ladder_mcmc.hamiltonian.warmup.dual_averaging import DualAveraging
+from ladder_mcmc.hamiltonian.warmup.windows import stan_windows
 from ladder_mcmc.models import IllConditionedGaussian
 
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from ladder_mcmc import lahmc, sample
-from ladder_mcmc.hamiltonian.warmup.adaptation import stan_windows
+from ladder_mcmc.hamiltonian.warmup.windows import stan_windows
 from ladder_mcmc.models import IllConditionedGaussian
 from ladder_mcmc.run.progress import Progress
 
