@@ -53,17 +53,8 @@ def _kernel_of(kernel: Ladder | Target) -> Ladder:
     """``kernel``, or ``lahmc(kernel)`` for a target; ``ValueError`` naming both otherwise."""
     if isinstance(kernel, Ladder):
         return kernel
-    try:
-        _check_target("kernel", kernel)
-    except ValueError as err:
-        raise ValueError(
-            str(err).replace(
-                "kernel must be a target",
-                "kernel must be a Ladder kernel (lahmc(target), LookAhead(map, …)) or a target",
-                1,
-            )
-        ) from None
-    return lahmc(kernel)
+    either = "a Ladder kernel (lahmc(target), LookAhead(map, …)) or "
+    return lahmc(_check_target("kernel", kernel, or_else=either))
 
 
 def _taking_a_target(function: _Callable[..., Trace]) -> _inspect.Signature:

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.models.exact_targets import IllConditionedGaussian, NealsFunnel, RoughWell
 from ladder_mcmc.models.posteriors import Posterior
 from ladder_mcmc.models.posteriors import jax_log_density as posterior_log_density
-from ladder_mcmc.models.targets import IllConditionedGaussian, NealsFunnel, RoughWell
 
 JAX_HINT = "the suite's JAX densities need JAX: pip install 'ladder_mcmc[jax]'"
 

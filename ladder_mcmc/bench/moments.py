@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from ladder_mcmc.models.targets import RoughWell
+from ladder_mcmc.models.exact_targets import RoughWell
 
 
 def _vector(value: object) -> np.ndarray:

@@ -27,8 +27,8 @@ from ladder_mcmc.bench.jax_densities import jax_log_density
 from ladder_mcmc.bench.moments import Moments, coordinate_names, rough_well_moments
 from ladder_mcmc.models import posteriors
 from ladder_mcmc.models.adapters import from_jax
+from ladder_mcmc.models.exact_targets import IllConditionedGaussian, NealsFunnel, RoughWell
 from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsCentered, exact_moments
-from ladder_mcmc.models.targets import IllConditionedGaussian, NealsFunnel, RoughWell
 
 
 def _coordinates(target: Any, positions: np.ndarray) -> np.ndarray:

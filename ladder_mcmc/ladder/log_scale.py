@@ -59,7 +59,7 @@ class LogScaleWalk(ReversibleMap):
     ----------
     target : Target
         Anything with ``energy(x)`` for ``x`` of shape (chains, dim), ``x > 0``
-        (e.g. :class:`~ladder_mcmc.models.targets.GammaTarget`); no gradient is used.
+        (e.g. :class:`~ladder_mcmc.models.exact_targets.GammaTarget`); no gradient is used.
         States with a coordinate ``≤ 0`` have density zero. In the JAX loop a target
         with a ``jax_potential`` is evaluated by JAX, any other must write ``energy``
         with the namespace of its input (:func:`~ladder_mcmc.models.targets.energy_of`).

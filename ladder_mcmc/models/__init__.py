@@ -18,14 +18,16 @@ and a constraining transform (:class:`ParameterSpace`), which ``summary`` and
 """
 
 from ladder_mcmc.models.adapters import CompiledTarget, from_jax, from_pymc, from_torch
+from ladder_mcmc.models.exact_targets import (
+    GammaTarget,
+    IllConditionedGaussian,
+    NealsFunnel,
+    RoughWell,
+)
 from ladder_mcmc.models.parameters import ParameterSpace
 from ladder_mcmc.models.targets import (
     FunctionTarget,
-    GammaTarget,
-    IllConditionedGaussian,
     LogDensityTarget,
-    NealsFunnel,
-    RoughWell,
     Target,
     energy_and_grad,
 )

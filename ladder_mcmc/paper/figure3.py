@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ladder_mcmc.diagnostics.autocorrelation import autocorrelation_vs_grads, grads_to_threshold
-from ladder_mcmc.models.targets import IllConditionedGaussian
+from ladder_mcmc.models.exact_targets import IllConditionedGaussian
 from ladder_mcmc.paper import settings
 
 THRESHOLD = 0.5

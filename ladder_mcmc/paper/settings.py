@@ -17,7 +17,7 @@ import numpy as np
 
 from ladder_mcmc.hamiltonian.samplers import lahmc
 from ladder_mcmc.ladder.kernel import Ladder
-from ladder_mcmc.models.targets import IllConditionedGaussian, RoughWell
+from ladder_mcmc.models.exact_targets import IllConditionedGaussian, RoughWell
 from ladder_mcmc.run.sampling import sample
 from ladder_mcmc.run.trace import Trace
 
