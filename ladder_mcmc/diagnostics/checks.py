@@ -4,8 +4,10 @@
 :class:`SamplingWarning` per problem seen, each with the numbers and what to change:
 most steps ending in a flip, a chain that never moved, chains that disagree
 (rank-normalised split R̂ > 1.01), too few effective draws (bulk or tail ESS
-< 100 per chain; Vehtari et al. 2021), non-finite energies met. Before sampling,
-the target's gradient is checked (:mod:`ladder_mcmc.diagnostics.gradient`).
+< 100 per chain; Vehtari et al. 2021), a low E-BFMI (below 0.3, where a Gaussian
+momentum refresh makes it apply: docs/design.md §6.1), non-finite energies met.
+Before sampling, the target's gradient is checked
+(:mod:`ladder_mcmc.diagnostics.gradient`).
 
 ``sample(..., checks=False)`` (and ``resume(..., checks=False)``) turns both off.
 """
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc.arrays import release_rows
-from ladder_mcmc.diagnostics.energy import E_BFMI_LOW, e_bfmi
+from ladder_mcmc.diagnostics.energy import E_BFMI_LOW, trace_e_bfmi, trace_refresh_fraction
 from ladder_mcmc.diagnostics.ess import posterior_statistics
 from ladder_mcmc.diagnostics.summary import summarised_values
 from ladder_mcmc.validation import SamplingWarning, user_stacklevel
@@ -160,17 +162,20 @@ def trace_problems(trace: Any) -> list[str]:
                 "reliable yet (Vehtari et al. 2021). Run more steps (n_steps), or mix faster "
                 "(a longer warm-up, or Warmup(trajectory_length=...))."
             )
-    energy = getattr(trace, "step_stats", {}).get("energy")
-    if energy is not None and n_steps >= MIN_STEPS:
-        bfmi = e_bfmi(energy)
+    bfmi = trace_e_bfmi(trace) if n_steps >= MIN_STEPS else None
+    if bfmi is not None:
         low = np.flatnonzero(bfmi < E_BFMI_LOW)
         if low.size:
             shown = [f"chain {c} {bfmi[c]:.2f}" for c in low[:_SHOW]]
+            beta = trace_refresh_fraction(trace)
+            scaled = "" if np.all(beta == 1) else ", divided by the partial refresh's beta"
             out.append(
                 f"E-BFMI below {E_BFMI_LOW} for {low.size} of {n_chains} chains "
-                f"({_listing(shown, low.size)}): the momentum refresh changes the energy too "
-                "little between steps to explore the target's tails (Betancourt 2016). A "
-                "fuller refresh (a larger beta), a reparametrisation, or a better mass may help."
+                f"({_listing(shown, low.size)}{scaled}): the momentum refresh moves the energy "
+                "too little, against its spread over the target, to explore the target's "
+                "energy levels, so the tails are explored slowly (Betancourt 2016; "
+                "docs/design.md §6.1). A reparametrisation (e.g. non-centred) or a better "
+                "mass may help."
             )
     non_finite = np.asarray(trace.non_finite_rungs)
     count = int(non_finite.sum())
@@ -198,6 +203,8 @@ def check_trace(trace: Any, *, stacklevel: int | None = None) -> list[str]:
     * rank-normalised split R̂ (bulk and folded) above 1.01 for some parameter;
     * bulk or tail ESS below 100 per chain for some parameter (Vehtari et al.
       2021, as Stan and ArviZ);
+    * E-BFMI below 0.3 for some chain, divided by ``β`` for a partial refresh — only for
+      a kernel that refreshes a Gaussian momentum (docs/design.md §6.1);
     * non-finite energies met (``trace.non_finite_rungs``).
 
     Nothing for a trace without steps. ``sample`` and ``resume`` call this on

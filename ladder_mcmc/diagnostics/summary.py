@@ -7,7 +7,12 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from ladder_mcmc.diagnostics.energy import E_BFMI_LOW, e_bfmi
+from ladder_mcmc.diagnostics.energy import (
+    E_BFMI_LOW,
+    NOT_APPLICABLE,
+    trace_e_bfmi,
+    trace_refresh_fraction,
+)
 from ladder_mcmc.diagnostics.ess import STATISTICS, effective_sample_size, posterior_statistics
 
 
@@ -79,8 +84,15 @@ class Summary:
     adapted : dict of str, or None
         What warm-up adapted, name → value as printed (``trace.warmup.adapted``).
     e_bfmi : array (chains,) or None
-        Each chain's energy Bayesian fraction of missing information
-        (:func:`~ladder_mcmc.diagnostics.energy.e_bfmi`), when the trace has energies.
+        Each chain's energy Bayesian fraction of missing information, divided by the
+        refresh's ``β`` (:func:`~ladder_mcmc.diagnostics.energy.trace_e_bfmi`;
+        docs/design.md §6.1), when the trace has energies and its kernel refreshes a
+        Gaussian momentum.
+    refresh_fraction : array (chains,) or None
+        That ``β`` (1 for a full refresh).
+    e_bfmi_note : str or None
+        Why ``e_bfmi`` is None for a trace with energies (its refresh is not a Gaussian
+        momentum refresh).
     relocated : int array (chains,) or None
         How often warm-up moved each chain, idle, to another chain's state
         (``trace.warmup.relocated``).
@@ -104,6 +116,8 @@ class Summary:
     adapted: dict | None = None
     e_bfmi: np.ndarray | None = None
     relocated: np.ndarray | None = None
+    refresh_fraction: np.ndarray | None = None
+    e_bfmi_note: str | None = None
 
     @property
     def mcse(self) -> np.ndarray:
@@ -159,10 +173,14 @@ class Summary:
             lines.append(f"adapted in warm-up: {values}")
         if self.e_bfmi is not None and np.isfinite(self.e_bfmi).any():
             low = np.nanmin(self.e_bfmi)
+            beta = self.refresh_fraction
+            partial = "" if beta is None or np.all(beta == 1) else "; divided by beta"
             mark = (
                 f" (below {E_BFMI_LOW}: the energy is explored slowly)" if low < E_BFMI_LOW else ""
             )
-            lines.append(f"E-BFMI: {np.nanmin(self.e_bfmi):.2f} (lowest chain){mark}")
+            lines.append(f"E-BFMI: {low:.2f} (lowest chain{partial}){mark}")
+        elif self.e_bfmi is None and self.e_bfmi_note:
+            lines.append(f"E-BFMI: {self.e_bfmi_note}")
         if self.relocated is not None and np.any(self.relocated):
             moved = ", ".join(str(c) for c in np.flatnonzero(self.relocated))
             lines.append(
@@ -233,14 +251,19 @@ def summary(
         warmup_grad_evals=None if warm is None else float(np.mean(warm.grad_evals)),
         non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
         adapted=None if warm is None else adapted_values(warm),
-        e_bfmi=_e_bfmi_of(trace),
         relocated=None if warm is None else getattr(warm, "relocated", None),
+        **_energy_fields(trace),
     )
 
 
-def _e_bfmi_of(trace) -> np.ndarray | None:
-    energy = getattr(trace, "step_stats", {}).get("energy")
-    return None if energy is None else e_bfmi(energy)
+def _energy_fields(trace) -> dict:
+    """``e_bfmi``, ``refresh_fraction`` and ``e_bfmi_note`` of :class:`Summary`."""
+    if getattr(trace, "step_stats", {}).get("energy") is None:
+        return {}
+    bfmi = trace_e_bfmi(trace)
+    if bfmi is None:
+        return {"e_bfmi_note": NOT_APPLICABLE}
+    return {"e_bfmi": bfmi, "refresh_fraction": trace_refresh_fraction(trace)}
 
 
 def summarised_values(trace, constrained: bool | None) -> tuple[np.ndarray, list[str]]:
@@ -333,7 +356,9 @@ def to_inference_data(trace, names: Sequence[str] | None = None):
     ArviZ's energy and divergence plots read: ``energy`` (``−log p`` after the step; for
     leapfrog the Hamiltonian), ``diverging`` (a rung of density zero, or an energy error
     above 1000), ``acceptance_rate`` (the first rung's probability), ``step_size``, the
-    ``rung`` code and ``n_steps`` (gradient evaluations of the step).
+    ``rung`` code and ``n_steps`` (gradient evaluations of the step). ArviZ's ``bfmi``
+    reads ``energy`` undivided: for a partial refresh ``summary(trace).e_bfmi`` is that
+    ratio divided by ``β`` (docs/design.md §6.1).
     """
     try:
         import arviz as az

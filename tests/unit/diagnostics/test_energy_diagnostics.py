@@ -62,12 +62,14 @@ def test_arviz_reads_energy_and_divergences():
     assert "E-BFMI" in str(summary(trace))
 
 
-def test_a_low_e_bfmi_warns():
-    """A refresh that barely moves the energy (β tiny, K = 1): E-BFMI far below 0.3."""
+def test_a_tiny_beta_moves_the_energy_slowly_by_design():
+    """β tiny, K = 1: the energy barely moves (E-BFMI far below 0.3), as a persistent
+    momentum's should; divided by β (docs/design.md §6.1) nothing warns. The funnel of
+    test_e_bfmi_applies.py is the low case that warns."""
     kernel = Ladder(Leapfrog(GAUSS, 0.05, 1), LookAheadRule(1), MomentumRefresh(1e-4))
     trace = _run(kernel, 400, warmup=0)
     assert np.all(e_bfmi(trace.step_stats["energy"]) < 0.3)
-    assert any("E-BFMI below 0.3" in p for p in trace_problems(trace))
+    assert not any("E-BFMI" in p for p in trace_problems(trace))
     healthy = _run(lahmc(GAUSS), 400, warmup=200)
     assert not any("E-BFMI" in p for p in trace_problems(healthy))
 
