@@ -6,7 +6,8 @@
 * ``"numpy"`` — the host loop (:mod:`ladder_mcmc.engine.numpy_loop`) otherwise.
 
 ``sample(..., backend="numpy" | "jax")`` overrides the choice. Asked for JAX, a kernel
-with a part JAX cannot trace is refused, naming the part; chosen automatically, the run
+with a part JAX cannot trace is refused, naming the part (for a map, the function of its
+target that does not trace: its ``energy``, ...); chosen automatically, the run
 falls back to numpy with a :class:`BackendWarning` that names it. Either way the
 choice and its reason are recorded (``Trace.backend``).
 """
@@ -162,11 +163,44 @@ def _first_untraceable(kernel: Ladder, ks: LadderState) -> str | None:
             try:
                 jax.eval_shape(probe, ks)
             except Exception as err:  # noqa: BLE001 - any error names the part
+                if label.startswith("the map"):
+                    culprit = _untraceable_target_function(kernel, ks)
+                    if culprit is not None:
+                        return f"{culprit}, so {label} does not either"
                 return f"{label} does not trace under JAX ({_first_line(err)})"
         try:
             jax.eval_shape(whole, ks)
         except Exception as err:  # noqa: BLE001
             return f"the ladder step of {type(map_).__name__} does not trace ({_first_line(err)})"
+    return None
+
+
+def _untraceable_target_function(kernel: Ladder, ks: LadderState) -> str | None:
+    """The first function of a target of ``kernel`` (its ``energy``, ``grad``,
+    ``energy_and_grad``) that does not trace on the positions of ``ks`` (chains, dim),
+    named with the error it raised; None if they all trace (or the state has no
+    positions ``x``)."""
+    import jax
+
+    shape = getattr(getattr(ks.state, "x", None), "shape", ())
+    if len(shape) != 2:
+        return None
+    point = jax.ShapeDtypeStruct(tuple(shape), jax.numpy.float64)
+    for target in targets_of(kernel):
+        if getattr(target, "dim", None) not in (None, shape[1]):
+            continue
+        for name in ("energy", "grad", "energy_and_grad"):
+            function = getattr(target, name, None)
+            if not callable(function):
+                continue
+            try:
+                jax.eval_shape(function, point)
+            except Exception as err:  # noqa: BLE001 - any error names the function
+                what = getattr(function, "__qualname__", None) or repr(function)
+                return (
+                    f"the {name} of the target {type(target).__name__} (the function {what}) "
+                    f"does not trace under JAX ({_first_line(err)})"
+                )
     return None
 
 

@@ -35,7 +35,7 @@ from ladder_mcmc.engine.contract import driver_for
 from ladder_mcmc.engine.recording import StepRecorder
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, density_cost, quiet_log_density_of
-from ladder_mcmc.validation import in_open_closed, positive_finite, positive_int
+from ladder_mcmc.validation import positive_finite, positive_int
 
 
 def _as_steps(value: Any) -> int | None:
@@ -47,10 +47,13 @@ def _as_steps(value: Any) -> int | None:
 
 
 def _as_target_prob(value: Any) -> float:
-    value = in_open_closed("target_prob", value, 0.0, 1.0)
-    if value >= 1:
-        raise ValueError(f"target_prob must be in (0, 1), got {value!r}")
-    return value
+    try:
+        ok = not isinstance(value, (bool, str)) and 0 < float(value) < 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"target_prob must be a number in (0, 1), got {value!r}")
+    return float(value)
 
 
 def _as_bool(name: str):

@@ -7,15 +7,23 @@ random stream keyed by the run's seed and the chain's index in the whole run
 those of the same run without an executor, whatever the number of groups,
 the executor, or the order in which the groups finish. Warm-up adapts on each
 group's chains.
+
+A process pool or a cluster receives the kernel pickled: a kernel that does not pickle
+is refused with what works (a thread pool); a JAX model (``from_jax``) pickles as its
+function, but a process pool that forks its workers deadlocks on JAX's threads, and is
+refused before any work is sent.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ladder_mcmc.diagnostics.gradient import targets_of
+from ladder_mcmc.engine.backend import is_jax_target
 from ladder_mcmc.engine.streams import ChainStreams, root_seed
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import LadderState
@@ -136,18 +144,54 @@ def sample_on_executor(
     on each of ``parallel.groups`` groups of chains through ``parallel.executor``; one
     trace of all the chains.
 
-    The kernel and the initial values must be picklable (module-level target
-    classes or functions, not lambdas) for a process pool or a cluster.
+    The kernel and the initial values must pickle for a process pool or a cluster
+    (module-level target classes or functions, not lambdas; a ``from_jax`` model
+    pickles as its function).
+
+    Raises
+    ------
+    ValueError
+        A kernel or initial values that cannot be pickled for the executor's workers;
+        a JAX model on a process pool that forks its workers (they would deadlock).
     """
+    refuse_forking_pool(parallel.executor, kernel)
     root = root_seed(seed)
     n_chains = batch.n_chains(init.state if isinstance(init, LadderState) else init)
     groups = split_chains(init, parallel.groups)
     bounds = group_bounds(n_chains, parallel.groups)
     options = {**options, "progress": False}
-    futures = [
-        parallel.executor.submit(
-            run_group, kernel, g, n_steps, ChainStreams(root, np.arange(lo, hi)), **options
+    try:
+        futures = [
+            parallel.executor.submit(
+                run_group, kernel, g, n_steps, ChainStreams(root, np.arange(lo, hi)), **options
+            )
+            for g, lo, hi in zip(groups, bounds[:-1], bounds[1:], strict=True)
+        ]
+        traces = [f.result() for f in futures]
+    except (pickle.PicklingError, AttributeError, TypeError) as err:
+        if not isinstance(err, pickle.PicklingError) and "pickle" not in str(err).lower():
+            raise  # the run's own error, raised by a worker
+        lines = str(err).strip().splitlines()
+        raise ValueError(
+            f"executor={type(parallel.executor).__name__}: the kernel or the initial values "
+            f"could not be sent to its workers ({type(err).__name__}: "
+            f"{lines[0] if lines else ''}); a thread pool (ThreadPoolExecutor) runs any "
+            "kernel, a Dask cluster one that cloudpickle sends (lambdas too), a process "
+            "pool one that pickles (module-level targets and functions, a from_jax model)"
+        ) from err
+    return concatenate_traces(traces)
+
+
+def refuse_forking_pool(executor: Any, kernel: Any) -> None:
+    """A ``ValueError`` for a JAX model on a process pool that starts its workers by
+    forking: a forked copy of a process running JAX's threads deadlocks."""
+    # the pool's start method: no public attribute holds it (None for other executors)
+    context = getattr(executor, "_mp_context", None)
+    method = getattr(context, "get_start_method", lambda: None)()
+    if method == "fork" and any(is_jax_target(t) for t in targets_of(kernel)):
+        raise ValueError(
+            f"executor={type(executor).__name__} forks its workers (start method 'fork'), "
+            "and a forked JAX model deadlocks: start it with mp_context="
+            "multiprocessing.get_context('spawn') (or 'forkserver'), or use a thread pool "
+            "or a Dask cluster"
         )
-        for g, lo, hi in zip(groups, bounds[:-1], bounds[1:], strict=True)
-    ]
-    return concatenate_traces([f.result() for f in futures])

@@ -138,7 +138,11 @@ def test_backend_jax_with_a_part_that_does_not_trace_is_refused_naming_it(compos
 
 def test_backend_jax_names_a_map_that_does_not_trace():
     kernel = Ladder(Leapfrog(HOST_TARGET, 0.5, 3), LookAheadRule(3), MomentumRefresh(0.5))
-    with pytest.raises(ValueError, match="backend='jax': the map Leapfrog does not trace"):
+    with pytest.raises(
+        ValueError,
+        match="backend='jax': the energy of the target FunctionTarget .* does not trace .*, so "
+        "the map Leapfrog does not either",
+    ):
         _run(kernel, backend="jax")
     assert _run(kernel).backend["name"] == "numpy"  # not a JAX target: no warning
 
