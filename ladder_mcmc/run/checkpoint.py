@@ -19,8 +19,9 @@ as an object array; any other object array is refused with ``ValueError``). The
 state's attrs class is named in the metadata and resolved by import, and
 accepted only if it is an attrs class whose fields match the stored ones. The
 kernel itself (which holds your target's code) is passed again to
-:func:`~ladder_mcmc.run.resume.resume`, and refused unless its description equals
-the stored one.
+:func:`~ladder_mcmc.run.resume.resume`, and refused unless its description and its
+fingerprint (:func:`~ladder_mcmc.run.fingerprints.fingerprint`: its parameters and its
+target's code) equal the stored ones.
 
 Files are written to a temporary file in the same folder, flushed to disk, and
 moved over the old one with :func:`os.replace`: a crash mid-write never leaves
@@ -29,20 +30,18 @@ a half-written checkpoint where a good one stood.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import importlib
 import json
-import numbers
 import os
 import tempfile
-import types
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
+
+from ladder_mcmc.run.fingerprints import fingerprint
 
 FORMAT = "ladder_mcmc.checkpoint"
 VERSION = 2
@@ -174,96 +173,4 @@ def load(path: str | os.PathLike) -> tuple[dict, dict[str, Any]]:
     return meta, trees
 
 
-def fingerprint(obj: Any) -> str:
-    """A SHA-256 of an object's parameters: what a kernel's description leaves out.
-
-    ``Ladder.describe()`` names the kernel's parts and its scalar settings,
-    but not, e.g., a mass matrix's values or a target's data and parameters.
-    :func:`~ladder_mcmc.run.resume.resume` compares this fingerprint too, so that
-    a checkpoint is refused by a kernel that differs only there.
-
-    Parameters are what immutable objects hold: the fields of frozen attrs
-    classes and frozen dataclasses, tuples, arrays (dtype, shape and bytes),
-    real numbers (as floats), strings, and functions: by module and qualified
-    name, default arguments and the values their closures capture (so two
-    lambdas made in a loop over different constants differ), but not their
-    code, whose bytes differ between Python versions. A mutable object — a
-    dict, a list, an instance of an ordinary or non-frozen class, such as a
-    target that counts its calls — is named by its type only, since its
-    contents may change during the run.
-    A function of values only: an object reached twice (e.g. one
-    :class:`~ladder_mcmc.hamiltonian.metrics.Metric` shared by the map and the refresh)
-    hashes as two equal copies would; an object reached again inside itself
-    (a cycle) is hashed as a mark, once.
-    Deterministic across processes and machines. Classes and functions are named by
-    their qualified names, not their modules: where a class is defined is not a
-    parameter of the transitions.
-    """
-    h = hashlib.sha256()
-    _feed(h, obj, set(), 0)
-    return h.hexdigest()
-
-
-def _frozen(obj: Any) -> bool:
-    cls = type(obj)
-    if attrs.has(cls):
-        return getattr(cls.__setattr__, "__name__", "") == "_frozen_setattrs"
-    if dataclasses.is_dataclass(obj):
-        return bool(obj.__dataclass_params__.frozen)
-    return False
-
-
-def _cell(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:  # a cell not yet filled (a name assigned later)
-        return None
-
-
-def _feed(h: Any, obj: Any, seen: set, depth: int) -> None:
-    """Feed ``obj`` to ``h``; ``seen``: the ids of the objects being fed (its ancestors)."""
-    put = h.update
-    cls = type(obj)
-    if depth > 30:
-        put(b"<deep>;")
-    elif obj is None or isinstance(obj, (bool, np.bool_, str, bytes)):
-        put(f"{cls.__name__}:{obj!r};".encode())
-    elif isinstance(obj, numbers.Real):
-        put(f"r:{float(obj)!r};".encode())
-    elif isinstance(obj, numbers.Complex):
-        put(f"c:{complex(obj)!r};".encode())
-    elif isinstance(obj, np.ndarray):
-        a = np.ascontiguousarray(obj)
-        put(f"nd:{a.dtype.str}:{a.shape};".encode())
-        if a.dtype == object:
-            for element in a.flat:
-                _feed(h, element, seen, depth + 1)
-        else:
-            put(a.tobytes())
-    elif id(obj) in seen:
-        put(b"<cycle>;")
-    else:
-        seen.add(id(obj))
-        put(f"{cls.__qualname__}".encode())
-        if isinstance(obj, tuple):
-            put(f"[{len(obj)}];".encode())
-            for element in obj:
-                _feed(h, element, seen, depth + 1)
-        elif _frozen(obj):
-            fields = attrs.fields(cls) if attrs.has(cls) else dataclasses.fields(obj)
-            for field in fields:
-                if not field.metadata.get("fingerprint", True):
-                    continue  # not a parameter of the transitions (Ladder.adapt)
-                put(f".{field.name}=".encode())
-                _feed(h, getattr(obj, field.name), seen, depth + 1)
-        elif callable(obj) and hasattr(obj, "__qualname__"):
-            put(f"fn:{obj.__qualname__};".encode())
-            if isinstance(obj, types.MethodType):
-                _feed(h, obj.__self__, seen, depth + 1)
-            elif isinstance(obj, types.FunctionType):
-                _feed(h, obj.__defaults__, seen, depth + 1)
-                _feed(h, tuple(sorted((obj.__kwdefaults__ or {}).items())), seen, depth + 1)
-                _feed(h, tuple(_cell(c) for c in obj.__closure__ or ()), seen, depth + 1)
-        else:
-            put(b";")
-        seen.discard(id(obj))  # no longer an ancestor: reached again elsewhere, hashed again
+__all__ = ["FORMAT", "READABLE", "VERSION", "fingerprint", "load", "save"]

@@ -131,8 +131,8 @@ def resume(
     kernel : Ladder, or a target
         The kernel the run was started with (the checkpoint holds data, not
         code, so your target comes from here). Refused unless its description
-        and the fingerprint of its parameters
-        (:func:`ladder_mcmc.run.checkpoint.fingerprint`) equal the checkpoint's.
+        and the fingerprint of its parameters and its target's code
+        (:func:`ladder_mcmc.run.fingerprints.fingerprint`) equal the checkpoint's.
         Warm-up adaptation stored in the checkpoint is re-applied.
         :func:`ladder_mcmc.resume` also takes the target of a run that
         ``ladder_mcmc.sample(target, …)`` started (the kernel ``lahmc(target)``);
@@ -191,11 +191,12 @@ def resume(
             f"checkpoint {str(path)!r} was written by another kernel:\n"
             f"  stored: {stored}\n  given:  {given}"
         )
-    if stored_parameters is not None and stored_parameters != kernel_fingerprint(kernel):
+    given_parameters = kernel_fingerprint(kernel, warn=False)
+    if stored_parameters is not None and stored_parameters != given_parameters:
         raise ValueError(
             f"checkpoint {str(path)!r} was written by another kernel: the same description "
-            f"({stored}) but other parameters (e.g. a mass matrix's values, or the target's "
-            "data or parameters)"
+            f"({stored}) but other parameters or code (e.g. a mass matrix's values, or the "
+            "target's data, parameters or log density's code)"
         )
     warm = trees["warmup"]
     if warm is not None:

@@ -88,8 +88,11 @@ def sample(
     seed : int, SeedSequence, Generator or ChainStreams, optional
         The run's root seed. Every chain draws from its own random stream,
         keyed by the seed and the chain's index (:mod:`ladder_mcmc.engine.streams`),
-        in its own step order: on each backend the same seed gives a bit-identical
-        trace with or without checkpoints (any ``Checkpoint.every``), and under
+        in its own step order: on the numpy backend the same seed gives a bit-identical
+        trace with or without checkpoints (any ``Checkpoint.every``); on JAX the same
+        ``every`` (and a resume) gives it bit for bit, another ``every`` cuts the run
+        into other compiled blocks and gives the same trace to rounding (a few ulp);
+        and on each backend the trace is bit-identical under
         any grouping of the chains over an executor (without warm-up, which
         adapts on each group's chains) — provided the target computes each
         chain's row on its own (elementwise numpy, ``einsum``; a BLAS product
