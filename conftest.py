@@ -1,19 +1,15 @@
 """pytest at the repository's root: what the doctest collection of the package skips.
 
 ``python -m pytest`` collects the package's doctests (``--doctest-modules``). The
-compiled bookkeeping of the fast driver imports numba, an optional extra (``fast``):
-without it, that module is not collected (its tests skip themselves). The examples of
-the JAX adapter and of the posteriors' JAX log densities run JAX, another optional extra
-(``jax``): without it, those modules' doctests are not collected either; nor, without
-PyMC (extra ``pymc``), the PyMC adapter's; and without PyTorch (extra ``torch``), the
-PyTorch adapter's.
+examples of the JAX adapter and of the posteriors' JAX log densities run JAX, an
+optional extra (``jax``): without it, those modules' doctests are not collected; nor,
+without PyMC (extra ``pymc``), the PyMC adapter's; and without PyTorch (extra
+``torch``), the PyTorch adapter's.
 """
 
 import importlib.util
 
 collect_ignore = []
-if not importlib.util.find_spec("numba"):
-    collect_ignore.append("ladder_mcmc/drivers/_leapfrog_numba.py")
 if not importlib.util.find_spec("jax"):
     collect_ignore += [
         "ladder_mcmc/models/posteriors/jax_densities.py",
