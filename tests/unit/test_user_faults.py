@@ -125,8 +125,11 @@ def test_cli_help_says_what_each_command_takes(capsys):
     with pytest.raises(SystemExit):
         cli.main(["table1", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "figure3" not in text and "per cell" not in text
-    assert "about half a minute on 2 cores" in text
+    assert "figure3" not in text and "per cell" not in text and "whole paper" not in text
+    with pytest.raises(SystemExit):
+        cli.main(["paper", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the whole paper in one to two minutes on 2 cores" in text  # measured 71-102 s
 
 
 def test_importing_the_package_does_not_load_scipy_stats():
