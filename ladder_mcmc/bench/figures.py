@@ -10,8 +10,17 @@
 * accuracy: over the model's quantities, the largest ``|mean − reference| / sd``
   (reference sd) and the largest ``|z|``, ``z = (mean − reference) / √(MCSE² +
   MCSE_ref²)`` with our MCSE of the mean from the bulk ESS of the mean
-  (:func:`~ladder_mcmc.diagnostics.posterior_statistics`); and the largest
-  ``|sd / sd_ref − 1|``.
+  (:func:`~ladder_mcmc.diagnostics.posterior_statistics`); the same for the standard
+  deviations, ``z_sd = (sd − sd_ref) / √(MCSE_sd² + MCSE_sd,ref²)``, with our MCSE of
+  the sd from the ESS of ``(x − x̄)²`` (the same function) and the reference's from its
+  run's ESS and the fourth moment of our draws (zero for exact moments); and the
+  largest ``|sd / sd_ref − 1|``.
+
+The second moments are judged through the sd rather than ``E[x²] = mean² + sd²``: for
+a quantity whose mean is far from zero against its sd (``sblrc``'s coefficients: mean
+1.0, sd 0.001), ``x²`` is ``2·mean·x`` plus a constant to within rounding, and its z
+says nothing the mean's does not; the sd's z sees a scale off by a few MCSEs whatever
+the location.
 
 A figure that cannot be computed (too few draws, non-finite draws) is NaN.
 """
@@ -56,6 +65,10 @@ class Figures:
         The quantity of ``max_abs_z``.
     max_sd_error : float
         Largest ``|sd / reference sd − 1|`` over the quantities (a fraction).
+    max_abs_z_sd : float
+        Largest ``|z|`` of the standard deviations over the quantities.
+    worst_sd : str
+        The quantity of ``max_abs_z_sd``.
     frozen_chains : tuple of int
         Chains with a coordinate whose draws never change.
     non_finite_draws : int
@@ -71,6 +84,8 @@ class Figures:
     max_abs_z: float = NAN
     worst: str = ""
     max_sd_error: float = NAN
+    max_abs_z_sd: float = NAN
+    worst_sd: str = ""
     frozen_chains: tuple[int, ...] = ()
     non_finite_draws: int = 0
 
@@ -96,25 +111,55 @@ def _largest(values: np.ndarray) -> float:
     return float(np.max(values)) if values.size and not np.isnan(values).any() else NAN
 
 
+def _worst(z: np.ndarray, names: tuple[str, ...]) -> str:
+    return "" if np.isnan(z).all() else names[int(np.nanargmax(z))]
+
+
+def reference_mcse_sd(quantities: np.ndarray, moments: Moments) -> np.ndarray:
+    """The MCSE of the reference sds (n,): the delta-method MCSE of an sd from
+    ``moments.ess`` draws of the law of ``quantities`` (draws, chains, n) — its fourth
+    moment read from them; zero where the reference is exact (``ess`` infinite)."""
+    q = np.asarray(quantities, dtype=float).reshape(-1, len(moments.names))
+    squares = (q - q.mean(axis=0)) ** 2
+    evar = squares.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_draw = (squares**2).mean(axis=0) - evar**2  # variance of one (x − x̄)²
+        return np.where(np.isinf(moments.ess), 0.0, np.sqrt(per_draw / moments.ess / evar / 4))
+
+
+def z_of_sds(quantities: np.ndarray, moments: Moments, stats: dict | None = None) -> np.ndarray:
+    """``|z|`` of each quantity's sd against its reference (n,): ``(sd − sd_ref) /
+    √(MCSE_sd² + MCSE_sd,ref²)``; ``stats``: the ``sd`` and ``mcse_sd`` of
+    :func:`~ladder_mcmc.diagnostics.posterior_statistics`, if already computed."""
+    q = np.asarray(quantities, dtype=float)
+    if stats is None:
+        stats = posterior_statistics(q, ("sd", "mcse_sd"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mcse_ref = reference_mcse_sd(q, moments)
+        return np.abs((stats["sd"] - moments.sd) / np.sqrt(stats["mcse_sd"] ** 2 + mcse_ref**2))
+
+
 def accuracy(quantities: np.ndarray, moments: Moments) -> dict[str, Any]:
-    """``max_mean_error``, ``max_abs_z``, ``worst``, ``max_sd_error`` of ``quantities``
-    (draws, chains, n) against ``moments``."""
+    """``max_mean_error``, ``max_abs_z``, ``worst``, ``max_sd_error``, ``max_abs_z_sd``,
+    ``worst_sd`` of ``quantities`` (draws, chains, n) against ``moments``."""
     q = np.asarray(quantities, dtype=float)
     if q.ndim != 3 or q.shape[2] != len(moments.names):
         raise ValueError(
             f"quantities must have shape (draws, chains, {len(moments.names)}), got {q.shape}"
         )
-    stats = posterior_statistics(q, ("mean", "sd", "mcse_mean"))
+    stats = posterior_statistics(q, ("mean", "sd", "mcse_mean", "mcse_sd"))
     with np.errstate(divide="ignore", invalid="ignore"):
         error = stats["mean"] - moments.mean
         z = np.abs(error / np.sqrt(stats["mcse_mean"] ** 2 + moments.mcse**2))
         sd_error = np.abs(stats["sd"] / moments.sd - 1.0)
-    worst = "" if np.isnan(z).all() else moments.names[int(np.nanargmax(z))]
+    z_sd = z_of_sds(q, moments, stats)
     return {
         "max_mean_error": _largest(np.abs(error) / moments.sd),
         "max_abs_z": _largest(z),
-        "worst": worst,
+        "worst": _worst(z, moments.names),
         "max_sd_error": _largest(sd_error),
+        "max_abs_z_sd": _largest(z_sd),
+        "worst_sd": _worst(z_sd, moments.names),
     }
 
 
@@ -138,4 +183,4 @@ def figures_of(run: SamplerRun, quantities: np.ndarray, moments: Moments) -> Fig
     return Figures(**out)
 
 
-__all__ = ["Figures", "accuracy", "figures_of", "frozen_chains"]
+__all__ = ["Figures", "accuracy", "figures_of", "frozen_chains", "reference_mcse_sd", "z_of_sds"]

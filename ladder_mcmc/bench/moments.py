@@ -2,7 +2,8 @@
 
 A :class:`Moments` holds, for every quantity a model reports (a coordinate of a synthetic
 target, a constrained parameter of a posterior), its reference mean and standard
-deviation, and the Monte Carlo standard error of that mean (zero for exact moments).
+deviation, the Monte Carlo standard error of that mean (zero for exact moments), and
+the effective sample size of the reference run (infinite for exact moments).
 Exact ones come from the targets' closed forms (:meth:`Moments.exact`), by quadrature
 (:func:`rough_well_moments`; eight schools,
 :func:`~ladder_mcmc.models.posteriors.eight_schools.exact_moments`), or from posteriordb's
@@ -27,7 +28,7 @@ def _vector(value: object) -> np.ndarray:
 
 @attrs.frozen(eq=False)
 class Moments:
-    """Reference means and standard deviations of a model's quantities.
+    """Reference means, standard deviations and their errors of a model's quantities.
 
     Attributes
     ----------
@@ -40,6 +41,9 @@ class Moments:
         Reference standard deviations (``> 0``), same units.
     mcse : float array (n,)
         Monte Carlo standard errors of ``mean`` (same units); zeros for exact moments.
+    ess : float array (n,)
+        Effective sample sizes of the reference runs (infinite for exact moments): the
+        MCSE of the reference ``sd`` is taken from it (:mod:`ladder_mcmc.bench.figures`).
     source : str
         Where they come from (``"exact"``, ``"quadrature"``, ``"posteriordb"``).
     """
@@ -49,10 +53,14 @@ class Moments:
     sd: np.ndarray = attrs.field(converter=_vector)
     mcse: np.ndarray = attrs.field(converter=_vector)
     source: str = "exact"
+    ess: np.ndarray = attrs.field(
+        default=attrs.Factory(lambda self: np.full(len(self.names), np.inf), takes_self=True),
+        converter=_vector,
+    )
 
     def __attrs_post_init__(self) -> None:
         n = len(self.names)
-        for field in ("mean", "sd", "mcse"):
+        for field in ("mean", "sd", "mcse", "ess"):
             if getattr(self, field).shape != (n,):
                 raise ValueError(
                     f"Moments.{field} must have one value per name ({n}), got "
@@ -62,6 +70,8 @@ class Moments:
             raise ValueError("Moments.sd must be finite and > 0")
         if not (np.all(np.isfinite(self.mcse)) and np.all(self.mcse >= 0)):
             raise ValueError("Moments.mcse must be finite and >= 0")
+        if not np.all(self.ess > 0):  # NaN fails too
+            raise ValueError(f"Moments.ess must be > 0 (inf for exact moments), got {self.ess}")
 
     @property
     def variance(self) -> np.ndarray:
@@ -95,13 +105,14 @@ class Moments:
     @classmethod
     def from_reference(cls, reference: object) -> Moments:
         """From a posteriordb :class:`~ladder_mcmc.models.posteriors.Reference`
-        (constrained parameters: names, mean, sd, mcse)."""
+        (constrained parameters: names, mean, sd, mcse, and the bulk ESS of its draws)."""
         return cls(
             reference.names,  # type: ignore[attr-defined]
             reference.mean,  # type: ignore[attr-defined]
             reference.sd,  # type: ignore[attr-defined]
             reference.mcse,  # type: ignore[attr-defined]
             "posteriordb",
+            reference.ess,  # type: ignore[attr-defined]
         )
 
 

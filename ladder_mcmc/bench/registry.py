@@ -9,6 +9,11 @@ JAX log density.
   posteriordb's reference means, standard deviations and MCSEs of the constrained
   parameters.
 
+The **default set** is the models a correct sampler passes at the suite's sizes (NUTS
+does, and ``lahmc``): every model but the three **hard** ones (:data:`HARD`), the rough
+well, the funnel and centred eight schools, on which every sampler tried, NUTS included,
+fails R̂ at these sizes. They run when named, or with ``ladder-mcmc bench --hard``.
+
 Synthetic targets report their coordinates (exact moments) and start uniformly on
 ``(−2, 2)`` per coordinate; posteriors report their constrained parameters and start
 uniformly on ``(−0.5, 0.5)`` per unconstrained coordinate (Stan's ``init=0.5``: Stan's
@@ -61,6 +66,9 @@ class SuiteModel:
         Initial points are uniform on ``(−r, r)`` per (unconstrained) coordinate.
     posteriordb : str or None
         The posteriordb name, for a posterior.
+    hard : bool
+        Not in the default set: a correct sampler, NUTS included, fails it at the
+        suite's sizes.
     """
 
     name: str
@@ -70,6 +78,7 @@ class SuiteModel:
     quantities: Callable[[Any, np.ndarray], np.ndarray] = _coordinates
     init_radius: float = 2.0
     posteriordb: str | None = None
+    hard: bool = False
 
     def target(self) -> Any:
         """A new target of the model."""
@@ -108,7 +117,9 @@ def _funnel() -> SuiteModel:
     def moments(t: NealsFunnel) -> Moments:
         return Moments.exact(("v",) + coordinate_names(t.dim - 1), t.mean, t.variance)
 
-    return SuiteModel("funnel", "Neal's funnel, 10-d, s = 3", lambda: NealsFunnel(10), moments)
+    return SuiteModel(
+        "funnel", "Neal's funnel, 10-d, s = 3", lambda: NealsFunnel(10), moments, hard=True
+    )
 
 
 def _centered_eight_schools() -> SuiteModel:
@@ -123,6 +134,7 @@ def _centered_eight_schools() -> SuiteModel:
         moments,
         _constrained,
         init_radius=0.5,
+        hard=True,
     )
 
 
@@ -154,6 +166,7 @@ SUITE: dict[str, SuiteModel] = {
             "2-d rough well (paper)",
             RoughWell,
             rough_well_moments,
+            hard=True,
         ),
         _funnel(),
         _centered_eight_schools(),
@@ -163,8 +176,15 @@ SUITE: dict[str, SuiteModel] = {
 """Every model of the suite, by name, in the order of the report."""
 
 
+HARD: tuple[str, ...] = tuple(name for name, m in SUITE.items() if m.hard)
+"""The hard models: every sampler tried, NUTS included, fails R̂ on them at the suite's
+sizes; not in the default set."""
+DEFAULT: tuple[str, ...] = tuple(name for name, m in SUITE.items() if not m.hard)
+"""The default set: the models a correct sampler passes at the suite's sizes."""
+
+
 def model_names() -> tuple[str, ...]:
-    """The names of :data:`SUITE`."""
+    """The names of :data:`SUITE` (the hard models included)."""
     return tuple(SUITE)
 
 
@@ -185,9 +205,10 @@ def get_model(name: str) -> SuiteModel:
 
 
 def select(names: Sequence[str] | None) -> tuple[SuiteModel, ...]:
-    """The models named (:func:`get_model`), each once, in the order given; all for None."""
+    """The models named (:func:`get_model`), each once, in the order given; the default
+    set (:data:`DEFAULT`) for None."""
     if names is None:
-        return tuple(SUITE.values())
+        return tuple(SUITE[n] for n in DEFAULT)
     if isinstance(names, str):
         names = [names]
     chosen = {get_model(n).name: get_model(n) for n in names}
@@ -196,4 +217,4 @@ def select(names: Sequence[str] | None) -> tuple[SuiteModel, ...]:
     return tuple(chosen.values())
 
 
-__all__ = ["SUITE", "SuiteModel", "get_model", "model_names", "select"]
+__all__ = ["DEFAULT", "HARD", "SUITE", "SuiteModel", "get_model", "model_names", "select"]

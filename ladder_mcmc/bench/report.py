@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.bench.registry import HARD
 from ladder_mcmc.bench.suite import RunResult, SuiteResult
 from ladder_mcmc.bench.verdict import RHAT_MAX, RULES, Z_MAX
 
@@ -26,6 +27,7 @@ FIGURES = (
     "max_mean_error",
     "max_abs_z",
     "max_sd_error",
+    "max_abs_z_sd",
     "min_ess",
 )
 """The figures a row gives the medians of."""
@@ -76,19 +78,22 @@ def run_record(run: RunResult) -> dict[str, Any]:
     record["figures"] = attrs.asdict(run.figures)
     record["verdict"] = {
         "passed": run.passed,
+        "interrupted": run.interrupted,
         "failures": [attrs.asdict(f) for f in run.verdict.failures],
     }
     return _clean(record)
 
 
 def to_json(result: SuiteResult) -> dict[str, Any]:
-    """The result as a JSON-ready dict: ``settings``, ``meta``, ``passed`` (every run),
-    ``passed_runs``, ``total_runs``, ``rows`` (:func:`summary_rows`) and ``runs``."""
+    """The result as a JSON-ready dict: ``settings``, ``meta``, ``passed`` (every run, and
+    not interrupted), ``interrupted``, ``passed_runs``, ``total_runs``, ``rows``
+    (:func:`summary_rows`) and ``runs``."""
     return _clean(
         {
             "settings": attrs.asdict(result.settings),
             "meta": result.meta,
             "passed": result.passed,
+            "interrupted": result.interrupted,
             "passed_runs": len(result.runs) - len(result.failed),
             "total_runs": len(result.runs),
             "rows": summary_rows(result),
@@ -115,22 +120,32 @@ def markdown(result: SuiteResult) -> str:
         f"1000 gradient evaluations (sampling; with warm-up) and per second (warm-up "
         f"included, compile time left out). A run fails on R-hat > {RHAT_MAX}, a frozen "
         f"chain, a collapsed step size or a warm-up's warning, non-finite draws, or "
-        f"|z| > {Z_MAX:g}.",
+        f"|z| > {Z_MAX:g} of a mean or of an sd against its reference.",
         "",
         "| model | sampler | ESS/1000 grads | with warm-up | ESS/s | max R-hat | "
-        "max abs err/sd | max abs z | step size | passed | failures |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "max abs err/sd | max abs z | max abs z of sd | step size | passed | failures |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in summary_rows(result):
         lines.append(
             f"| {row['model']} | {row['sampler']} | {_g(row['ess_per_1000_grads'])} | "
             f"{_g(row['ess_per_1000_grads_with_warmup'])} | {_g(row['ess_per_second'])} | "
             f"{_g(row['max_rhat'], 4)} | {_g(row['max_mean_error'], 2)} | "
-            f"{_g(row['max_abs_z'], 2)} | {_g(row['step_size'], 2)} | "
+            f"{_g(row['max_abs_z'], 2)} | {_g(row['max_abs_z_sd'], 2)} | "
+            f"{_g(row['step_size'], 2)} | "
             f"{row['passed']}/{row['runs']} | {', '.join(row['rules']) or '–'} |"
         )
     failed = result.failed
     lines += ["", f"{len(result.runs) - len(failed)} of {len(result.runs)} runs passed."]
+    if result.interrupted:
+        lines[-1] += " INTERRUPTED (Ctrl-C): the suite stopped early; the last run is not judged."
+    hard = [m for m in s.models if m in HARD]
+    if hard:
+        lines += [
+            "",
+            f"Hard models ({', '.join(hard)}): every sampler tried, NUTS included, fails "
+            "R-hat on them at the suite's sizes; compare with NUTS's rows.",
+        ]
     if failed:
         lines += ["", "Failed runs:", ""]
         lines += [

@@ -55,6 +55,9 @@ class SamplerRun:
         Other warnings raised during the run (at most a few, each once).
     backend : str
         What ran the steps (``"numpy"``, ``"jax"``).
+    interrupted : bool
+        The run was cut short (Ctrl-C): ``positions`` holds what every chain drew so far,
+        and nothing is to be judged.
     """
 
     positions: np.ndarray
@@ -67,6 +70,7 @@ class SamplerRun:
     warmup_warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     backend: str = "numpy"
+    interrupted: bool = False
 
 
 def messages(caught: list[warnings.WarningMessage], limit: int = MAX_NOTES) -> tuple[str, ...]:
@@ -120,6 +124,9 @@ def run_kernel(
     A kernel whose map has no adaptation (``map.adaptation``, e.g. a map of one's own)
     runs ``warmup`` steps of burn-in instead, continued from their last state; their
     gradients count as the warm-up's.
+
+    ``sample`` returns what it drew when Ctrl-C cuts it short: the run is then marked
+    ``interrupted`` (a burn-in cut short is not followed by sampling).
     """
     burn_seed, run_seed = seed.spawn(2)
     adapts = getattr(kernel.map, "adaptation", None) is not None
@@ -131,9 +138,12 @@ def run_kernel(
             if warmup and not adapts:
                 burn = sample(kernel, init, warmup, seed=burn_seed, warmup=0, **common)
                 burn_grads, start = float(np.sum(burn.grad_evals)), burn.final
-            trace = sample(
-                kernel, start, draws, seed=run_seed, warmup=warmup if adapts else 0, **common
-            )
+            if warmup and not adapts and burn.interrupted:
+                trace = burn  # no sampling after a burn-in cut short
+            else:
+                trace = sample(
+                    kernel, start, draws, seed=run_seed, warmup=warmup if adapts else 0, **common
+                )
     found = trace.warmup
     warm_grads = burn_grads + (0.0 if found is None else float(np.sum(found.grad_evals)))
     return SamplerRun(
@@ -147,6 +157,7 @@ def run_kernel(
         warmup_warnings=warmup_problems(kernel, init, warmup if adapts else 0, found),
         notes=messages(caught),
         backend=str(trace.backend.get("name", "")),
+        interrupted=bool(trace.interrupted),
     )
 
 

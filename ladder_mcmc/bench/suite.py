@@ -7,6 +7,8 @@ initial points, ``warmup`` steps of warm-up, ``draws`` kept steps. Every run get
 figures (:mod:`ladder_mcmc.bench.figures`) and its verdict
 (:mod:`ladder_mcmc.bench.verdict`); with ``nuts=True`` and NumPyro installed, NUTS runs
 from the same points with the same warm-up and draws (:mod:`ladder_mcmc.bench.nuts`).
+A run cut short by Ctrl-C is marked ``interrupted`` (never passed), and the suite stops
+there.
 :mod:`ladder_mcmc.bench.report` writes the result as JSON and Markdown.
 """
 
@@ -70,6 +72,8 @@ class SuiteSettings:
         The name of the kernel factory.
     nuts : bool
         Whether NumPyro's NUTS ran beside it.
+    nuts_models : tuple of str or None
+        The models NUTS ran on (None: all of them).
     backend : str or None
         ``sample``'s backend: None (the package's numpy targets, numpy loop), ``"numpy"``,
         or ``"jax"`` (the models' JAX targets, ``from_jax``, on the compiled loop).
@@ -86,6 +90,9 @@ class SuiteSettings:
     nuts: bool = False
     backend: str | None = attrs.field(default=None, converter=_backend)
     nuts_settings: NutsSettings = DEFAULT_NUTS
+    nuts_models: tuple[str, ...] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(tuple)
+    )
 
     def __attrs_post_init__(self) -> None:
         positive_int("chains", self.chains, minimum=2)
@@ -117,6 +124,8 @@ class RunResult:
         What ran the steps.
     notes : tuple of str
         Other warnings the run raised.
+    interrupted : bool
+        The run was cut short (Ctrl-C): not judged, not passed.
     """
 
     model: str
@@ -131,10 +140,11 @@ class RunResult:
     step_size: float | None = None
     backend: str = ""
     notes: tuple[str, ...] = ()
+    interrupted: bool = False
 
     @property
     def passed(self) -> bool:
-        return self.verdict.passed
+        return self.verdict.passed and not self.interrupted
 
 
 @attrs.frozen
@@ -148,16 +158,20 @@ class SuiteResult:
         Model by model, then sampler, then seed.
     meta : dict
         Versions, machine, the suite's wall time (seconds), NUTS's status.
+    interrupted : bool
+        Ctrl-C cut the suite short: the runs are those made until then, the last one
+        marked ``interrupted``.
     """
 
     settings: SuiteSettings
     runs: tuple[RunResult, ...]
     meta: dict = attrs.field(factory=dict)
+    interrupted: bool = False
 
     @property
     def passed(self) -> bool:
-        """Every run passed."""
-        return all(r.passed for r in self.runs)
+        """Every run passed, and the suite was not interrupted."""
+        return not self.interrupted and all(r.passed for r in self.runs)
 
     @property
     def failed(self) -> tuple[RunResult, ...]:
@@ -187,31 +201,38 @@ class _Raw:
     run: SamplerRun | None
     figures: Figures
     error: str | None
+    interrupted: bool = False
 
 
 def _measure(
     model: SuiteModel, target: Any, moments: Moments, run: Callable[[], SamplerRun]
-) -> tuple[SamplerRun | None, Figures, str | None]:
-    """Run, and the figures of what it drew; an error as its message."""
+) -> tuple[SamplerRun | None, Figures, str | None, bool]:
+    """Run, and the figures of what it drew; an error as its message; whether Ctrl-C cut
+    it short (then no figures)."""
     try:
         done = run()
+    except KeyboardInterrupt:  # NUTS's; sample returns what it drew instead
+        return None, Figures(), None, True
     except Exception as err:  # a user's kernel may fail on one model: report it, go on
-        return None, Figures(), f"{type(err).__name__}: {err}"
-    return done, figures_of(done, model.quantities(target, done.positions), moments), None
+        return None, Figures(), f"{type(err).__name__}: {err}", False
+    if done.interrupted:
+        return done, Figures(), None, True
+    return done, figures_of(done, model.quantities(target, done.positions), moments), None, False
 
 
-def _prime(factory: KernelFactory, model: SuiteModel, backend: str | None) -> None:
+def _prime(factory: KernelFactory, model: SuiteModel, backend: str | None) -> bool:
     """A short untimed run, so that the first timed one pays no import or first-call cost
-    (errors are left to the timed runs to report)."""
+    (errors are left to the timed runs to report); whether Ctrl-C cut it short."""
     try:
         target = model.target()
         sampled = model.jax_target(target) if backend == "jax" else target
         init = model.initial_points(target, 2, np.random.default_rng(0))
-        run_kernel(
+        done = run_kernel(
             factory(sampled), init, warmup=20, draws=10, seed=_seed_sequence(0, ""), backend=backend
         )
     except Exception:
-        return  # the timed runs report what fails
+        return False  # the timed runs report what fails
+    return done.interrupted
 
 
 def _run_ours(
@@ -237,6 +258,7 @@ def run_suite(
     backend: str | None = None,
     *,
     nuts_settings: NutsSettings = DEFAULT_NUTS,
+    nuts_models: Sequence[str] | None = None,
     on_run: Callable[[RunResult], None] | None = None,
 ) -> SuiteResult:
     """Run ``kernel_factory`` on the suite's models, and NUTS beside it if asked.
@@ -248,7 +270,8 @@ def run_suite(
         :func:`~ladder_mcmc.lahmc`, every setting left to warm-up.
     models : sequence of str, optional
         Names of :data:`~ladder_mcmc.bench.registry.SUITE` (or posteriordb names);
-        default all.
+        default the default set (:data:`~ladder_mcmc.bench.registry.DEFAULT`: all but
+        the hard models, :data:`~ladder_mcmc.bench.registry.HARD`).
     seeds : sequence of int, or int
         Seeds of the runs (an int: that one seed).
     chains, warmup, draws : int
@@ -260,6 +283,8 @@ def run_suite(
         ``sample``'s backend; ``"jax"`` runs the models' JAX targets (``from_jax``).
     nuts_settings : NutsSettings
         NUTS's settings (NumPyro's defaults).
+    nuts_models : sequence of str, optional
+        With ``nuts``, run NUTS on these of the models only (default: on all).
     on_run : callable, optional
         Called with each :class:`RunResult` when it is judged (e.g. to print progress);
         verdicts on step sizes are final only in the returned result.
@@ -267,7 +292,8 @@ def run_suite(
     Returns
     -------
     SuiteResult
-        Every run's figures and verdict.
+        Every run's figures and verdict. If Ctrl-C cuts a run short, the suite stops: that
+        run is marked ``interrupted`` (not judged, not passed) and so is the result.
 
     Examples
     --------
@@ -282,6 +308,8 @@ def run_suite(
             f"kernel_factory must be a callable target -> kernel, got {kernel_factory!r}"
         )
     chosen = select(models)
+    if nuts_models is not None:
+        nuts_models = tuple(m.name for m in select(nuts_models))
     settings = SuiteSettings(
         models=tuple(m.name for m in chosen),
         seeds=seeds,
@@ -292,6 +320,7 @@ def run_suite(
         nuts=False,
         backend=backend,
         nuts_settings=nuts_settings,
+        nuts_models=nuts_models,
     )
     peer = nuts_version() if nuts else None
     if peer is None:
@@ -304,44 +333,15 @@ def run_suite(
     }
     settings = attrs.evolve(settings, nuts=peer is not None)
     start = time.perf_counter()
-    _prime(kernel_factory, chosen[0], backend)
     raw: list[_Raw] = []
-    for model in chosen:
-        target = model.target()
-        moments = model.moments(target)
-        sampled = model.jax_target(target) if backend == "jax" else target
-        log_p = model.jax_log_density(target) if settings.nuts else None
-        for seed in settings.seeds:
-            init_seed, ours_seed, nuts_seed = _seed_sequence(seed, model.name).spawn(3)
-            init = model.initial_points(target, chains, np.random.default_rng(init_seed))
-            jobs = [
-                (
-                    settings.kernel,
-                    functools.partial(
-                        _run_ours, kernel_factory, sampled, init, warmup, draws, ours_seed, backend
-                    ),
-                )
-            ]
-            if log_p is not None:
-                jobs.append(
-                    (
-                        NUTS_LABEL,
-                        functools.partial(
-                            run_nuts,
-                            log_p,
-                            init,
-                            warmup=warmup,
-                            draws=draws,
-                            seed=nuts_seed,
-                            settings=nuts_settings,
-                        ),
-                    )
-                )
-            for sampler, job in jobs:
-                done, figures, error = _measure(model, target, moments, job)
-                raw.append(_Raw(model.name, sampler, seed, done, figures, error))
-                if on_run is not None:
-                    on_run(_judged(raw[-1], None))
+    interrupted = _prime(kernel_factory, chosen[0], backend)
+    try:
+        for model in () if interrupted else chosen:
+            interrupted = _run_model(model, settings, kernel_factory, raw, on_run)
+            if interrupted:
+                break
+    except KeyboardInterrupt:  # outside a sampler (building a model, its figures)
+        interrupted = True
     medians = {
         sampler: median_step_sizes(
             {
@@ -353,7 +353,59 @@ def run_suite(
     }
     runs = tuple(_judged(r, medians[r.sampler]) for r in raw)
     meta["seconds"] = round(time.perf_counter() - start, 2)
-    return SuiteResult(settings, runs, meta)
+    return SuiteResult(settings, runs, meta, interrupted)
+
+
+def _run_model(
+    model: SuiteModel,
+    settings: SuiteSettings,
+    factory: KernelFactory,
+    raw: list[_Raw],
+    on_run: Callable[[RunResult], None] | None,
+) -> bool:
+    """Every seed's runs of ``model``, appended to ``raw``; whether one was interrupted
+    (the runs after it are not made)."""
+    target = model.target()
+    moments = model.moments(target)
+    backend = settings.backend
+    sampled = model.jax_target(target) if backend == "jax" else target
+    wanted = settings.nuts and (settings.nuts_models is None or model.name in settings.nuts_models)
+    log_p = model.jax_log_density(target) if wanted else None
+    warmup, draws = settings.warmup, settings.draws
+    for seed in settings.seeds:
+        init_seed, ours_seed, nuts_seed = _seed_sequence(seed, model.name).spawn(3)
+        init = model.initial_points(target, settings.chains, np.random.default_rng(init_seed))
+        jobs = [
+            (
+                settings.kernel,
+                functools.partial(
+                    _run_ours, factory, sampled, init, warmup, draws, ours_seed, backend
+                ),
+            )
+        ]
+        if log_p is not None:
+            jobs.append(
+                (
+                    NUTS_LABEL,
+                    functools.partial(
+                        run_nuts,
+                        log_p,
+                        init,
+                        warmup=warmup,
+                        draws=draws,
+                        seed=nuts_seed,
+                        settings=settings.nuts_settings,
+                    ),
+                )
+            )
+        for sampler, job in jobs:
+            done, figures, error, cut = _measure(model, target, moments, job)
+            raw.append(_Raw(model.name, sampler, seed, done, figures, error, cut))
+            if on_run is not None:
+                on_run(_judged(raw[-1], None))
+            if cut:
+                return True
+    return False
 
 
 def _judged(raw: _Raw, median_step: float | None) -> RunResult:
@@ -364,9 +416,12 @@ def _judged(raw: _Raw, median_step: float | None) -> RunResult:
         step_size=None if run is None else run.step_size,
         median_step_size=median_step,
         error=raw.error,
+        interrupted=raw.interrupted,
     )
     if run is None:
-        return RunResult(raw.model, raw.sampler, raw.seed, raw.figures, verdict)
+        return RunResult(
+            raw.model, raw.sampler, raw.seed, raw.figures, verdict, interrupted=raw.interrupted
+        )
     return RunResult(
         raw.model,
         raw.sampler,
@@ -380,6 +435,7 @@ def _judged(raw: _Raw, median_step: float | None) -> RunResult:
         step_size=run.step_size,
         backend=run.backend,
         notes=run.notes,
+        interrupted=raw.interrupted,
     )
 
 

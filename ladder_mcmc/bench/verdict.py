@@ -13,7 +13,13 @@ A run **fails** if any of these holds (each a :class:`Failure` naming its rule):
 * ``non_finite``: a draw is not finite;
 * ``z``: a mean is more than :data:`Z_MAX` (5) standard errors from its reference, or
   the z cannot be computed;
-* ``error``: the run raised.
+* ``sd``: a standard deviation is more than :data:`Z_MAX` standard errors from its
+  reference (the same rule as the means': a sampler of the wrong law — a tempered
+  target, a biased refresh — can keep the means and miss the scale), or the z cannot be
+  computed;
+* ``error``: the run raised;
+* ``interrupted``: the run was cut short (Ctrl-C): it is not judged, and no other rule
+  is reported.
 
 A chain that never moves can show a small ``|z|`` (the reference's spread covers it) and
 an R̂ of 10¹⁵: passing on z alone would hide it.
@@ -31,10 +37,11 @@ from ladder_mcmc.bench.figures import Figures
 RHAT_MAX = 1.01
 """Largest rank-normalised split R̂ of a passing run (Vehtari et al. 2021)."""
 Z_MAX = 5.0
-"""Largest ``|z|`` of a mean against its reference of a passing run."""
+"""Largest ``|z|`` of a mean, or of a standard deviation, against its reference of a
+passing run."""
 STEP_COLLAPSE = 1e-6
 """A step size below this fraction of the median over models has collapsed."""
-RULES = ("error", "non_finite", "frozen", "rhat", "step_size", "warmup", "z")
+RULES = ("interrupted", "error", "non_finite", "frozen", "rhat", "step_size", "warmup", "z", "sd")
 """The rules, in the order a verdict lists its failures."""
 
 
@@ -81,6 +88,7 @@ def judge(
     step_size: float | None = None,
     median_step_size: float | None = None,
     error: str | None = None,
+    interrupted: bool = False,
 ) -> Verdict:
     """The verdict on a run with ``figures`` (see the module docstring).
 
@@ -96,15 +104,19 @@ def judge(
         The median step size of the same sampler over the suite's models.
     error : str, optional
         The error the run raised, if it did.
+    interrupted : bool
+        The run was cut short: the verdict is that alone, whatever the figures.
 
     Examples
     --------
-    >>> judge(Figures(max_rhat=1.002, max_abs_z=1.3)).passed
+    >>> judge(Figures(max_rhat=1.002, max_abs_z=1.3, max_abs_z_sd=0.8)).passed
     True
     >>> v = judge(Figures(max_rhat=5.9e15, max_abs_z=3.3, frozen_chains=(0, 1, 2, 3)))
     >>> v.passed, v.rules
     (False, ('frozen', 'rhat'))
     """
+    if interrupted:
+        return Verdict((Failure("interrupted", "interrupted (Ctrl-C): not judged"),))
     out: list[Failure] = []
     if error is not None:
         out.append(Failure("error", f"the run raised {error}"))
@@ -144,6 +156,12 @@ def judge(
         out.append(Failure("z", f"|z| {z:.3g} > {Z_MAX:g}{where}"))
     elif np.isnan(z) and not explained:
         out.append(Failure("z", "the means' z cannot be computed"))
+    z_sd = figures.max_abs_z_sd
+    if z_sd > Z_MAX:
+        where = f" ({figures.worst_sd})" if figures.worst_sd else ""
+        out.append(Failure("sd", f"sd |z| {z_sd:.3g} > {Z_MAX:g}{where}"))
+    elif np.isnan(z_sd) and not explained:
+        out.append(Failure("sd", "the standard deviations' z cannot be computed"))
     return Verdict(tuple(out))
 
 

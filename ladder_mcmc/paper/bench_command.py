@@ -1,10 +1,11 @@
 """``ladder-mcmc bench``: the benchmark suite (:mod:`ladder_mcmc.bench`) from the command line.
 
 Runs a kernel factory (default ``lahmc``; ``--kernel module:callable`` for one's own) on
-the suite's models, NumPyro's NUTS beside it (``--nuts``; on by default at full size when
-NumPyro is installed, off at ``--quick``), prints the Markdown table, writes
-``bench.json`` and ``bench.md`` into ``--out``, and exits with 1 when any run failed (0
-when all passed).
+the suite's default set of models (``--hard`` adds the three hard ones, with NUTS beside
+them), NumPyro's NUTS beside it (``--nuts``; on by default at full size when NumPyro is
+installed, off at ``--quick``), prints the Markdown table, writes ``bench.json`` and
+``bench.md`` into ``--out``, and exits with 1 when any run failed (0 when all passed).
+Ctrl-C stops it: it says so, writes nothing, and exits with 130.
 
 Examples
 --------
@@ -13,6 +14,7 @@ Examples
     $ ladder-mcmc bench --quick
     $ ladder-mcmc bench --models gauss2 kidiq --seeds 3 --nuts --json bench.json
     $ ladder-mcmc bench --quick --kernel my_kernels.py:reduced_flip
+    $ ladder-mcmc bench --quick --hard
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from ladder_mcmc.bench import markdown, model_names, run_suite, to_json
-from ladder_mcmc.bench.registry import get_model
+from ladder_mcmc.bench.registry import DEFAULT, HARD, get_model
 from ladder_mcmc.bench.suite import RunResult
 
-HELP = "Benchmark a kernel on the suite's models (NUTS beside it); exit 1 if a run failed."
+HELP = (
+    "Benchmark a kernel on the suite's models (NUTS beside it); exit 1 if a run failed, 130 "
+    "if interrupted."
+)
 
 QUICK = {"seeds": 1, "chains": 4, "warmup": 500, "draws": 1000}
 """``--quick``: the whole suite in a few minutes on 2 cores."""
@@ -92,7 +97,17 @@ def add_arguments(p: argparse.ArgumentParser, integer: Callable[[int], Any], fol
         nargs="+",
         type=_model,
         metavar="NAME",
-        help="models to run (default all): " + ", ".join(model_names()),
+        help="models to run (default: "
+        + ", ".join(DEFAULT)
+        + "); all: "
+        + ", ".join(model_names()),
+    )
+    p.add_argument(
+        "--hard",
+        action="store_true",
+        help="also run the hard models (" + ", ".join(HARD) + "), which every sampler tried, "
+        "NUTS included, fails at the suite's sizes; NUTS runs beside them unless --no-nuts, "
+        "and the exit status covers them",
     )
     p.add_argument(
         "--seeds",
@@ -133,6 +148,9 @@ def _progress(quiet: bool) -> Callable[[RunResult], None] | None:
 
     def show(run: RunResult) -> None:
         f = run.figures
+        if run.interrupted:
+            print(f"{run.model} · {run.sampler} · seed {run.seed}: interrupted", file=sys.stderr)
+            return
         print(
             f"{run.model} · {run.sampler} · seed {run.seed}: ESS/1000 grads "
             f"{f.ess_per_1000_grads:.3g}, R-hat {f.max_rhat:.4g}, max |z| {f.max_abs_z:.2f}, "
@@ -144,15 +162,30 @@ def _progress(quiet: bool) -> Callable[[RunResult], None] | None:
     return show
 
 
+def models_to_run(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...] | None, bool]:
+    """The models to run, those NUTS runs on (None: all), and whether NUTS runs."""
+    models = tuple(args.models or DEFAULT)
+    if args.hard:
+        models += tuple(m for m in HARD if m not in models)
+    if args.nuts is not None:
+        return models, None, args.nuts
+    if not args.quick:
+        return models, None, True
+    hard = tuple(m for m in models if m in HARD) if args.hard else ()
+    return models, hard or None, bool(hard)  # quick: NUTS beside the hard models only
+
+
 def run(args: argparse.Namespace) -> tuple[dict, str]:
     """Run the suite as ``args`` say and print the table: the JSON-ready result (its
-    ``passed`` says whether every run passed) and the Markdown."""
+    ``passed`` says whether every run passed, ``interrupted`` whether Ctrl-C cut it short:
+    then nothing is printed but that) and the Markdown."""
     sizes = QUICK if args.quick else FULL
-    nuts = (not args.quick) if args.nuts is None else args.nuts
+    models, nuts_models, nuts = models_to_run(args)
     factory = args.kernel
     result = run_suite(
         factory,
-        models=args.models,
+        models=models,
+        nuts_models=nuts_models,
         seeds=tuple(range(args.seeds or sizes["seeds"])),
         chains=args.chains or sizes["chains"],
         warmup=sizes["warmup"] if args.warmup is None else args.warmup,
@@ -161,8 +194,18 @@ def run(args: argparse.Namespace) -> tuple[dict, str]:
         backend=args.backend,
         on_run=_progress(args.quiet),
     )
-    if args.nuts and not result.settings.nuts:
+    if nuts and not result.settings.nuts:
         print(f"NUTS not run: NumPyro {result.meta['nuts']}", file=sys.stderr)
+    if result.interrupted:
+        last = result.runs[-1] if result.runs else None
+        where = f" during {last.model}, {last.sampler}, seed {last.seed}" if last else ""
+        print(
+            f"bench: interrupted (Ctrl-C){where}; not judged, no draws kept, "
+            f"bench.json and bench.md not written ({len(result.runs) - 1 if last else 0} "
+            "runs had finished)",
+            file=sys.stderr,
+        )
+        return to_json(result), ""
     text = markdown(result)
     print(text)
     out = to_json(result)
@@ -170,4 +213,4 @@ def run(args: argparse.Namespace) -> tuple[dict, str]:
     return out, text
 
 
-__all__ = ["FULL", "HELP", "QUICK", "add_arguments", "load_factory", "run"]
+__all__ = ["FULL", "HELP", "QUICK", "add_arguments", "load_factory", "models_to_run", "run"]

@@ -4,7 +4,8 @@ Subcommands ``table1``, ``figure2``, ``figure3`` and ``paper`` (all three);
 ``posterior NAME``, which samples one of the posteriordb posteriors with the defaults
 and prints its summary under the model's parameter names (exit code 1 when the run
 failed: :mod:`ladder_mcmc.bench.verdict`); and ``bench``, the benchmark suite
-(:mod:`ladder_mcmc.paper.bench_command`; exit code 1 when a run failed). Each paper subcommand
+(:mod:`ladder_mcmc.paper.bench_command`; exit code 1 when a run failed). Both exit with
+130, judging nothing, when Ctrl-C cuts a run short. Each paper subcommand
 writes JSON, a Markdown table and PNG figures into ``--out DIR``; ``--quick``
 (the default) finishes each subcommand in a few minutes on 2 cores, ``--full``
 uses sizes like the paper's. PNGs need matplotlib (``pip install
@@ -162,8 +163,10 @@ def do_bench(args: argparse.Namespace) -> int:
     try:
         result, text = bench_command.run(args)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("bench: interrupted (Ctrl-C); nothing written", file=sys.stderr)
         return 130
+    if result["interrupted"]:
+        return 130  # bench_command said so and wrote nothing
     _write_json(args.out / "bench.json", result)
     _write(args.out / "bench.md", text)
     if args.json is not None:
@@ -307,8 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             result = posterior_command.run(args)
         except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
+            print("posterior: interrupted (Ctrl-C); no draws kept", file=sys.stderr)
             return 130
+        if result.get("interrupted"):
+            return 130  # posterior_command said so; nothing judged, nothing written
         if args.json is not None:
             _write_json(args.json, result)
         return 0 if result["passed"] else 1

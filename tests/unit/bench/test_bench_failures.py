@@ -85,7 +85,7 @@ def test_a_tiny_fixed_step_size_fails_on_the_warmups_warning_and_the_median():
 
 def test_the_step_size_rule_compares_with_the_median_over_models():
     assert median_step_sizes({"a": [1.0, 3.0], "b": [0.5], "c": [None]}) == pytest.approx(1.25)
-    ok = Figures(max_rhat=1.0, max_abs_z=0.0)
+    ok = Figures(max_rhat=1.0, max_abs_z=0.0, max_abs_z_sd=0.0)
     assert judge(ok, step_size=1e-3, median_step_size=1.0).passed
     assert judge(ok, step_size=1e-7, median_step_size=1.0).rules == ("step_size",)
 

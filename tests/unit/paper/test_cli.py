@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from ladder_mcmc.paper import cli, plotting
+from ladder_mcmc import lahmc
+from ladder_mcmc.paper import cli, plotting, posterior_command
 
 TINY = ["--chains", "4", "--steps", "50", "--seed", "1", "--quiet"]
 
@@ -168,3 +169,27 @@ def test_posterior_bad_arguments_exit_with_usage(argv, message, capsys):
         cli.main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+class _Hot:
+    """A target at temperature 4: every sd twice the target's."""
+
+    def __init__(self, target):
+        self.target, self.dim = target, target.dim
+
+    def energy(self, x):
+        return self.target.energy(x) / 4
+
+    def grad(self, x):
+        return self.target.grad(x) / 4
+
+
+@pytest.mark.slow
+def test_posterior_exits_1_for_a_sampler_of_the_wrong_law_on_the_sds(monkeypatch, capsys):
+    argv = ["posterior", "kidiq-kidscore_momiq", "--steps", "1000", "--warmup", "500", "--quiet"]
+    assert cli.main(argv) == 0  # lahmc passes this run
+    assert "passed: " in capsys.readouterr().out
+    monkeypatch.setattr(posterior_command, "lahmc", lambda target: lahmc(_Hot(target)))
+    assert cli.main(argv) == 1
+    printed = capsys.readouterr().out
+    assert "FAILED: " in printed and "sd |z|" in printed
