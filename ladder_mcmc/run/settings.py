@@ -75,7 +75,9 @@ class Parallel:
     ----------
     executor : concurrent.futures.Executor
         A process pool, or Dask's ``Client.get_executor()``; the kernel and the initial
-        values must then pickle (module-level targets, not lambdas).
+        values must then pickle (module-level targets and functions, or a ``from_jax``
+        model, which pickles as its function; Dask also sends lambdas). A JAX model
+        needs a pool started with ``spawn`` or ``forkserver``.
     groups : int
         Groups of chains (default 2), at most the number of chains; each chain keeps its
         own random stream, and each group warms up on its own chains.
