@@ -7,8 +7,11 @@ steps, inside a ``lax.while_loop`` whose body is one
 at its own rung of its own step. A chain that has taken its steps of the block idles
 (``active``) until the others have. Each chain writes its step ``s`` into column ``s``
 of the block's outputs (draw, rung code, map applications, non-finite rungs, first-stage
-probability, costs); the host hands them to the recorder when the call returns, then
-reports progress. An interrupted run keeps every block finished before it.
+probability, costs), packed as one row (:class:`~ladder_mcmc.engine.pytree.Packing`: one
+scatter per iteration); the host hands them to the recorder when the call returns, then
+reports progress. An interrupted run keeps every block finished before it. The small
+per-chain fields of the carried state are packed too, so that the loop's work besides the
+map stays a few operations (:func:`loop_operations` counts them in the compiled HLO).
 
 The kernel is an argument of the compiled function (a pytree, :mod:`ladder_mcmc.engine.pytree`):
 its array and ``TRACED`` fields are traced values, so a new step size or mass reuses the
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
-from ladder_mcmc.engine.pytree import register
+from ladder_mcmc.engine.pytree import Packing, register
 from ladder_mcmc.engine.ragged import (
     STEP_STATS,
     Plan,
@@ -52,6 +55,13 @@ if TYPE_CHECKING:
 BLOCK = 128
 
 _COUNT = {"compilations": 0}
+
+#: a record's integer counts (carried as floats inside the loop)
+_COUNTS = ("rung", "n_moves", "non_finite", "cost", "overhead")
+
+#: the carried fields of at most this many numbers per chain are packed (a chain's rung
+#: counters, its uniform, …); larger ones (the state's leaves) are carried as they are
+_PACKED = 16
 
 
 def compilations() -> int:
@@ -79,17 +89,12 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
     rs = start(kernel, ks, jnp.zeros(n, dtype=jnp.int64), _Advancing(draws, steps > 0))
 
     def record_fields(rec: StepRecord) -> dict:
-        out = {
-            "draw": rec.draw,
-            "rung": rec.rung,
-            "n_moves": rec.n_moves,
-            "non_finite": rec.non_finite,
-            **step_stats(rec),
-        }
-        if rec.cost is not None:
-            out["cost"] = rec.cost
-        if rec.overhead is not None:
-            out["overhead"] = rec.overhead
+        # the counts as floats (exact): one packed row per chain for the whole record
+        out = {"draw": rec.draw, **step_stats(rec)}
+        for name in _COUNTS:
+            value = getattr(rec, name)
+            if value is not None:
+                out[name] = value.astype(jnp.float64)
         return out
 
     def one(rs, offsets):
@@ -97,30 +102,37 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
         rs, rec = iterate(kernel, plan, rs, d, steps, rs.step < steps)
         return rs, d.offsets, record_fields(rec), rec.decided, rec.step
 
-    shapes = jax.eval_shape(one, rs, draws.offsets)[2]
-    # each output a flat (chains · (width + 1), …) array: chain i's step s in row
+    record = Packing(jax.eval_shape(one, rs, draws.offsets)[2])
+    carried = Packing((rs, draws.offsets), largest=_PACKED)
+    # the record a few flat (chains · (width + 1), …) arrays: chain i's step s in row
     # i·(width + 1) + s (column ``width`` a bin for the chains that did not decide), so that
-    # a write is a scatter of whole rows along one axis, which XLA does cheaply
-    outputs = jax.tree_util.tree_map(
-        lambda s: jnp.zeros((n * (width + 1),) + s.shape[1:], dtype=s.dtype), shapes
-    )
+    # a write is a scatter of whole rows along one axis, which XLA does cheaply; the state
+    # carried packed too (one ``where`` per packed array, not one per field)
+    outputs = record.zeros(n * (width + 1))
 
     def cond(carry):
-        rs, _, _ = carry
+        rs, _ = carried.unpack(carry[0])
         return jnp.any(rs.step < steps)
 
     def body(carry):
-        rs, offsets, outputs = carry
-        rs, offsets, fields, decided, step = one(rs, offsets)
+        packed, outputs = carry
+        rs, offsets, fields, decided, step = one(*carried.unpack(packed))
         column = jnp.where(decided, step, width)
         at = rows * (width + 1) + column
-        outputs = jax.tree_util.tree_map(lambda buf, value: buf.at[at].set(value), outputs, fields)
-        return rs, offsets, outputs
+        outputs = tuple(
+            buf.at[at].set(value) for buf, value in zip(outputs, record.pack(fields), strict=True)
+        )
+        return carried.pack((rs, offsets)), outputs
 
-    rs, _, outputs = jax.lax.while_loop(cond, body, (rs, draws.offsets, outputs))
-    outputs = jax.tree_util.tree_map(
-        lambda buf: buf.reshape((n, width + 1) + buf.shape[1:])[:, :width], outputs
+    init = (carried.pack((rs, draws.offsets)), outputs)
+    packed, outputs = jax.lax.while_loop(cond, body, init)
+    rs, _ = carried.unpack(packed)
+    outputs = record.unpack(
+        tuple(buf.reshape((n, width + 1) + buf.shape[1:])[:, :width] for buf in outputs)
     )
+    for name in _COUNTS:
+        if name in outputs:
+            outputs[name] = outputs[name].astype(jnp.int64)
     return rs.ladder_state(), outputs
 
 
@@ -238,4 +250,74 @@ def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np
     )
 
 
-__all__ = ["BLOCK", "compilations", "count_compilation", "run_jax", "to_numpy"]
+def loop_operations(kernel: Ladder, ks: LadderState) -> dict[str, int]:
+    """The operations XLA runs per iteration of the compiled loop, by kind: the top-level
+    instructions of the compiled ``while`` body (fusions, copies, scatters, a nested loop
+    counted once) but tuple plumbing, parameters and constants. Freshly traced, so that it
+    counts the sources as they are now."""
+    import jax
+
+    prepare(kernel, ks)
+    with jax.enable_x64(True):
+        n = int(ks.direction.shape[0])
+        steps = np.full(n, BLOCK)
+        numbers = _numbers(ChainStreams.for_chains(1, n), steps, consumption(kernel, ks))
+        fn = jax.jit(lambda *args: _block(*args), static_argnums=(4,))  # a new trace
+        return _body_operations(fn.lower(kernel, ks, *numbers, steps).compile().as_text())
+
+
+def map_operations(kernel: Ladder, ks: LadderState) -> dict[str, int]:
+    """:func:`loop_operations` of a bare loop of the map on the same batch (``move``, then
+    ``log_density`` of the rung): what one iteration spends on the map itself."""
+    import jax
+
+    prepare(kernel, ks)
+
+    def bare(kernel, state, direction, log_density, calls):
+        def body(carry):
+            i, state, _ = carry
+            state = kernel.map.move(state, direction)
+            return i + 1, state, kernel.map.log_density(state)
+
+        return jax.lax.while_loop(lambda c: c[0] < calls, body, (0, state, log_density))
+
+    with jax.enable_x64(True):
+        lowered = jax.jit(bare).lower(kernel, ks.state, ks.direction, ks.log_density, BLOCK)
+        return _body_operations(lowered.compile().as_text())
+
+
+def _body_operations(text: str) -> dict[str, int]:
+    """Operations by kind in the body of the entry computation's first ``while``."""
+    import re
+
+    computations: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    entry = None
+    for line in text.splitlines():
+        head = re.match(r"^(ENTRY )?(%[\w.\-]+) .*\{$", line)
+        if head:
+            current = computations.setdefault(head.group(2), [])
+            entry = head.group(2) if head.group(1) else entry
+        elif line.startswith("}"):
+            current = None
+        elif current is not None:
+            current.append(line)
+    loops = [re.search(r"body=(%[\w.\-]+)", line) for line in computations[entry]]
+    body = next(m.group(1) for m in loops if m)
+    kinds: dict[str, int] = {}
+    for line in computations[body]:
+        op = re.search(r" ([a-z][\w\-]*)\((?:%|\))", line.split("metadata=")[0])
+        if op and op.group(1) not in ("get-tuple-element", "tuple", "constant", "parameter"):
+            kinds[op.group(1)] = kinds.get(op.group(1), 0) + 1
+    return kinds
+
+
+__all__ = [
+    "BLOCK",
+    "compilations",
+    "count_compilation",
+    "loop_operations",
+    "map_operations",
+    "run_jax",
+    "to_numpy",
+]

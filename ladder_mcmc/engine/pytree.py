@@ -18,6 +18,10 @@ Rebuilding a node sets its fields directly, without ``__init__``: JAX rebuilds n
 from placeholder leaves, which no validator would accept. A part built *inside* a
 compiled function (a warm-up's new metric) goes through its constructor, whose
 validators let traced values through (:func:`ladder_mcmc.arrays.is_traced`).
+
+:class:`Packing` lays a tree of per-chain arrays out as a few ``(chains, width)`` arrays,
+so that the compiled loop carries and records whole rows: one ``where`` or one scatter
+per packed array per iteration, not one per field.
 """
 
 from __future__ import annotations
@@ -150,4 +154,94 @@ def structure_key(*trees: Any) -> Any:
     return treedef, shapes
 
 
-__all__ = ["register", "structure_key"]
+#: leaves per packed array: XLA on CPU fuses a concatenate of at most 8 operands with the
+#: values it gathers (more stay separate operations)
+PACK_CHUNK = 8
+
+
+class Packing:
+    """A pytree of per-chain arrays (chains on axis 0) as few ``(chains, width)`` arrays:
+    its float leaves as float64, its integer and boolean leaves as int64 (both exact), at
+    most :data:`PACK_CHUNK` leaves per array; any other leaf as it is. Built from an
+    example tree (values or shapes); :meth:`pack` and :meth:`unpack` are inverse."""
+
+    def __init__(self, example: Any, largest: int | None = None) -> None:
+        import jax
+
+        leaves, self.treedef = jax.tree_util.tree_flatten(example)
+        # per leaf: (array index, start column, end column, shape, dtype)
+        self.layout: list[tuple[int, int, int, tuple[int, ...], Any]] = []
+        self.arrays: list[tuple[Any, list[int]]] = []  # (dtype, leaf indices)
+        open_: dict[str, int] = {}
+        widths: list[int] = []
+        for i, leaf in enumerate(leaves):
+            dtype = np.dtype(leaf.dtype)
+            shape = tuple(leaf.shape[1:])
+            size = int(np.prod(shape, dtype=np.int64))
+            group = _group(dtype) if largest is None or size <= largest else None
+            if group is None:
+                self.layout.append((len(self.arrays), 0, 0, shape, dtype))
+                self.arrays.append((None, [i]))
+                widths.append(0)
+                continue
+            a = open_.get(group)
+            if a is None or len(self.arrays[a][1]) >= PACK_CHUNK:
+                a = open_[group] = len(self.arrays)
+                self.arrays.append((np.float64 if group == "f" else np.int64, []))
+                widths.append(0)
+            self.layout.append((a, widths[a], widths[a] + size, shape, dtype))
+            self.arrays[a][1].append(i)
+            widths[a] += size
+        self.widths = tuple(widths)
+
+    def pack(self, tree: Any) -> tuple:
+        """The leaves as a tuple of arrays: (chains, width) float64 or int64 ones, and the
+        leaves kept as they are."""
+        import jax
+        import jax.numpy as jnp
+
+        leaves = jax.tree_util.tree_leaves(tree)
+        out = []
+        for dtype, members in self.arrays:
+            if dtype is None:
+                out.append(leaves[members[0]])
+                continue
+            parts = [jnp.reshape(leaves[i], (leaves[i].shape[0], -1)) for i in members]
+            out.append(jnp.concatenate([p.astype(dtype) for p in parts], axis=1))
+        return tuple(out)
+
+    def zeros(self, rows: int) -> tuple:
+        """Packed arrays of zeros with ``rows`` rows (buffers to write packed rows into)."""
+        import jax.numpy as jnp
+
+        return tuple(
+            jnp.zeros((rows, width), dtype)
+            if dtype is not None
+            else jnp.zeros((rows, *self.layout[members[0]][3]), self.layout[members[0]][4])
+            for (dtype, members), width in zip(self.arrays, self.widths, strict=True)
+        )
+
+    def unpack(self, packed: tuple) -> Any:
+        """The tree of :meth:`pack`'s arrays (their leading axis the chains, or any)."""
+        import jax
+
+        leaves = []
+        for a, lo, hi, shape, dtype in self.layout:
+            if self.arrays[a][0] is None:
+                leaves.append(packed[a])
+                continue
+            block = packed[a][..., lo:hi]
+            leaves.append(block.reshape(block.shape[:-1] + shape).astype(dtype))
+        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+
+def _group(dtype: np.dtype) -> str | None:
+    """``f`` for a float that float64 holds exactly, ``i`` for an int or bool that int64 does."""
+    if dtype.kind == "f" and dtype.itemsize <= 8:
+        return "f"
+    if dtype.kind in "bi" or (dtype.kind == "u" and dtype.itemsize < 8):
+        return "i"
+    return None
+
+
+__all__ = ["PACK_CHUNK", "Packing", "register", "structure_key"]

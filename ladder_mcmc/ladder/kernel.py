@@ -115,15 +115,32 @@ def quiet_log_density_of(
     """
     lp = map_.log_density(state)
     xp = namespace(lp)
-    if xp is not np:  # inside a compiled loop: no shortcut
+    if xp is not np:  # inside a compiled loop: no shortcut but the shared leaves
         lp = xp.asarray(lp, dtype=xp.float64)
-        bad = ~xp.isfinite(lp) | ~batch.all_finite(state)
+        bad = ~xp.isfinite(lp) | ~_finite_rows(xp, state, known)
         return xp.where(bad, -xp.inf, lp), bad
     lp = np.asarray(lp, dtype=float)
     if math.isfinite(np.add.reduce(lp, None)) and batch.surely_finite(state, known):
         return lp, np.zeros(lp.shape, dtype=bool)
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
     return np.where(bad, -np.inf, lp), bad
+
+
+def _finite_rows(xp: Any, state: Any, known: Any) -> Any:
+    """Per chain: every floating entry of the leaves of ``state`` not shared with ``known``
+    is finite. Compiled: one reduction per leaf shape (``leaf·0`` summed over the leaves
+    of a shape is NaN exactly where one of them is not finite)."""
+    shared = {id(leaf) for leaf in batch.leaves(known)} if known is not None else set()
+    sums: dict[Any, Any] = {}
+    for leaf in batch.leaves(state):
+        if id(leaf) not in shared and xp.issubdtype(leaf.dtype, xp.inexact):
+            key = (leaf.shape, leaf.dtype)
+            sums[key] = leaf * 0 if key not in sums else sums[key] + leaf * 0
+    ok = None
+    for acc in sums.values():
+        rows = xp.isfinite(acc.reshape(acc.shape[0], -1)).all(axis=1)
+        ok = rows if ok is None else ok & rows
+    return xp.ones(batch.n_chains(state), dtype=bool) if ok is None else ok
 
 
 def density_cost(map_: ReversibleMap, state: Any) -> np.ndarray | None:
