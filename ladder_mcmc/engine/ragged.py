@@ -273,6 +273,17 @@ def _costly(kernel: Ladder) -> bool:
     )
 
 
+def _at(xp: Any, table: np.ndarray, stage: Any) -> Any:
+    """``table[stage]`` for a plan's table: indexed on the host; compiled, a select per
+    stage (XLA fuses them with their neighbours, a gather it runs apart)."""
+    if xp is np:
+        return table[stage]
+    out = xp.full(stage.shape, table[-1], dtype=table.dtype)
+    for s in range(len(table) - 1):
+        out = xp.where(stage == s, table[s], out)
+    return out
+
+
 def iterate(
     kernel: Ladder,
     plan: Plan,
@@ -309,22 +320,20 @@ def iterate(
     stage = rs.stage
     # ---- one map call: every chain advances one rung --------------------------------
     if plan.any_jump:
-        base = batch.where(xp.asarray(plan.jump)[stage], rs.origin, rs.current)
+        base = batch.where(_at(xp, plan.jump, stage), rs.origin, rs.current)
     else:
         base = rs.current
     if plan.all_forward:
         dirs = rs.direction
     else:
-        dirs = xp.asarray(plan.sign)[stage] * rs.direction
+        dirs = _at(xp, plan.sign, stage) * rs.direction
     rung = map_.move(base, dirs)
     lp, bad = quiet_log_density_of(map_, rung)
     log_jacobian = rs.log_jacobian
     if not map_.volume_preserving:
         # summed along the ladder, restarted where a stage starts from the origin
         step_jac = map_.move_log_det_jacobian(base, rung, dirs)
-        log_jacobian = xp.where(
-            xp.asarray(plan.from_origin)[stage], step_jac, log_jacobian + step_jac
-        )
+        log_jacobian = xp.where(_at(xp, plan.from_origin, stage), step_jac, log_jacobian + step_jac)
         weighted, bad = jacobian_weighted(lp, bad, log_jacobian)
     else:
         weighted = lp
@@ -360,7 +369,7 @@ def iterate(
         everyone = known(done.all())
     advance = None if everyone else done
     # ---- the chains that decided: move, flip or stay ----------------------------------
-    code = xp.where(stop, xp.asarray(plan.outcome)[stage], plan.fallthrough)
+    code = xp.where(stop, _at(xp, plan.outcome, stage), plan.fallthrough)
     accept = done & (code > 0)
     keep_old = done & ~accept
     nxt = batch.where(keep_old, rs.origin, rung)  # the rung on the chains still undecided

@@ -201,9 +201,10 @@ class BackwardSignWalk(LogScaleWalk):
 
 
 # ---- the engine: (old source, new source) pairs per module, applied by install_engine_mutant
-_JACOBIAN_SUM = """        log_jacobian = xp.where(
-            xp.asarray(plan.from_origin)[stage], step_jac, log_jacobian + step_jac
-        )"""
+_JACOBIAN_SUM = (
+    "        log_jacobian = xp.where("
+    "_at(xp, plan.from_origin, stage), step_jac, log_jacobian + step_jac)"
+)
 
 #: the ragged step's sum of log Jacobians along the ladder (docs/design.md §13)
 RAGGED_JACOBIAN_MUTANTS = {
@@ -213,7 +214,7 @@ RAGGED_JACOBIAN_MUTANTS = {
         "ragged": [
             (
                 _JACOBIAN_SUM,
-                _JACOBIAN_SUM.replace("xp.asarray(plan.from_origin)[stage]", "stage == 0"),
+                _JACOBIAN_SUM.replace("_at(xp, plan.from_origin, stage)", "stage == 0"),
             )
         ]
     },
@@ -248,8 +249,8 @@ ENGINE_MUTANTS = {
     "fall-through taken for a flip": {
         "ragged": [
             (
-                "xp.asarray(plan.outcome)[stage], plan.fallthrough)",
-                "xp.asarray(plan.outcome)[stage], FLIP)",
+                "_at(xp, plan.outcome, stage), plan.fallthrough)",
+                "_at(xp, plan.outcome, stage), FLIP)",
             )
         ]
     },
