@@ -142,10 +142,18 @@ def float_dtype(xp: ModuleType) -> Any:
 # ---- special functions -----------------------------------------------------------------
 
 
-#: the largest shape the inverse incomplete gamma functions on JAX values are checked for
+#: the shapes the inverse incomplete gamma functions on JAX values are checked for: within
+#: ``1e-10`` of SciPy's, relative, for ``p`` in ``[2⁻⁵³, 1 − 2⁻⁵³]`` (below the smallest,
+#: ``P⁻¹(a, 2⁻⁵³)`` is below float64's smallest normal number)
+MIN_GAMMA_SHAPE = 0.06
 MAX_GAMMA_SHAPE = 5.0
 #: Halley steps of the upper inversion (float64 rounding for shapes up to 5)
 HALLEY_STEPS = 8
+#: below this shape the upper inversion is used only for ``q`` below :data:`SMALL_SHAPE_Q`
+#: (above it the root is tiny, Halley's start poor, and ``log P`` of ``p = 1 − q``
+#: inverts it); from it on, for ``q ≤ ½``
+SMALL_SHAPE = 0.5
+SMALL_SHAPE_Q = 0.05
 
 
 class _JaxSpecial:
@@ -153,10 +161,10 @@ class _JaxSpecial:
 
     ``erfcinv``, ``gammaincinv`` and ``gammainccinv`` are not in :mod:`jax.scipy.special`;
     they are computed here from the functions JAX has (a few Newton or Halley steps from
-    good starting points), to float64 rounding: within ``2e-13`` of SciPy's, relative,
-    over ``(0, 1)`` for the shapes the package uses (``1/a`` of a power kinetic energy, in
-    ``[0.5, 1)``) and beyond, checked for shapes 0.3 to :data:`MAX_GAMMA_SHAPE`; larger
-    shapes are refused (:func:`check_gamma_shape`).
+    good starting points), to float64 rounding: within ``1e-10`` of SciPy's, relative
+    (``2e-13`` seen), for ``p`` in ``[2⁻⁵³, 1 − 2⁻⁵³]`` and shapes from
+    :data:`MIN_GAMMA_SHAPE` to :data:`MAX_GAMMA_SHAPE` (the package's: ``1/a`` of a power
+    kinetic energy, in ``[0.5, 1)``); other shapes are refused (:func:`check_gamma_shape`).
     """
 
     def __init__(self, jax: ModuleType) -> None:
@@ -176,18 +184,22 @@ class _JaxSpecial:
         check_gamma_shape(a)
         xp = self._np
         p = xp.asarray(p, dtype=xp.float64)
-        return xp.where(p <= 0.5, self._lower(a, p), self._upper(a, 1.0 - p))
+        q = 1.0 - p  # exact where the upper inversion takes it (p ≥ ½)
+        upper = q < _upper_below(xp, a)
+        return xp.where(upper, self._upper(a, xp.where(upper, q, 0.5)), self._lower(a, p))
 
     def gammainccinv(self, a: Any, q: Any) -> Any:
         """``y`` with ``Q(a, y) = q`` (regularised upper incomplete gamma)."""
         check_gamma_shape(a)
         xp = self._np
         q = xp.asarray(q, dtype=xp.float64)
-        return xp.where(q <= 0.5, self._upper(a, q), self._lower(a, 1.0 - q))
+        upper = q < _upper_below(xp, a)
+        return xp.where(upper, self._upper(a, q), self._lower(a, xp.where(upper, 0.5, 1.0 - q)))
 
     def _lower(self, a: Any, p: Any) -> Any:
-        """``P⁻¹(a, p)`` for ``p ≤ ½``: Newton's method on ``log P`` against ``log y``, from
-        the series root ``y^a/Γ(a+1) = p``, which lies below the root (``P(a, y) ≤
+        """``P⁻¹(a, p)`` for ``p ≤ ½`` (``≤ 0.95`` below :data:`SMALL_SHAPE`): Newton's
+        method on ``log P`` against ``log y`` (concave: it never overshoots), from the
+        series root ``y^a/Γ(a+1) = p``, which lies below the root (``P(a, y) ≤
         y^a/Γ(a+1)``); six steps reach float64 rounding."""
         xp, s = self._np, self._s
         a = xp.asarray(a, dtype=xp.float64)
@@ -242,33 +254,43 @@ def _steps(a: Any, few: int, many: int) -> int:
     return few if bool(np.all((values >= 0.5) & (values <= 2.0))) else many
 
 
+def _upper_below(xp: ModuleType, a: Any) -> Any:
+    """The ``q = 1 − p`` below which the upper inversion is used: ½, or
+    :data:`SMALL_SHAPE_Q` for shapes below :data:`SMALL_SHAPE`."""
+    return xp.where(xp.asarray(a) < SMALL_SHAPE, SMALL_SHAPE_Q, 0.5)
+
+
 def inverse_gamma_tails(xp: ModuleType, a: Any, p: Any, q: Any) -> Any:
     """``y`` with ``P(a, y) = p`` where ``p ≤ ½``, else with ``Q(a, y) = q`` (``q = 1 − p``
     given apart, accurate in the upper tail): each tail inverted where it is accurate,
-    one inversion per value on JAX."""
+    one inversion per value on JAX (there ``p`` up to ``1 −`` :data:`SMALL_SHAPE_Q` for a
+    shape below :data:`SMALL_SHAPE`)."""
     functions = special(xp)
     if xp is np:
         with np.errstate(all="ignore"):
             small = functions.gammaincinv(a, np.minimum(p, 0.5))
             large = functions.gammainccinv(a, np.minimum(q, 0.5))
-    else:
-        check_gamma_shape(a)
-        small = functions._lower(a, xp.minimum(p, 0.5))
-        large = functions._upper(a, xp.minimum(q, 0.5))
-    return xp.where(p <= 0.5, small, large)
+        return xp.where(p <= 0.5, small, large)
+    check_gamma_shape(a)
+    upper = (p > 0.5) & (q < _upper_below(xp, a))
+    small = functions._lower(a, xp.where(upper, 0.5, p))
+    large = functions._upper(a, xp.where(upper, q, 0.5))
+    return xp.where(upper, large, small)
 
 
 def check_gamma_shape(a: Any) -> None:
-    """Refuse (``ValueError``) a known shape above :data:`MAX_GAMMA_SHAPE` for the inverse
-    incomplete gamma functions on JAX values (a traced shape is not checked)."""
+    """Refuse (``ValueError``) a known shape outside ``[MIN_GAMMA_SHAPE, MAX_GAMMA_SHAPE]``
+    for the inverse incomplete gamma functions on JAX values (a traced shape is not
+    checked)."""
     if is_traced(a):
         return
-    largest = float(np.max(np.asarray(a)))
-    if largest > MAX_GAMMA_SHAPE:
+    values = np.asarray(a, dtype=np.float64).reshape(-1)
+    bad = values[~((values >= MIN_GAMMA_SHAPE) & (values <= MAX_GAMMA_SHAPE))]
+    if bad.size:
         raise ValueError(
-            f"the inverse incomplete gamma function on the JAX backend is checked for shapes "
-            f"up to {MAX_GAMMA_SHAPE}, got {largest}: sample on the numpy backend "
-            "(backend='numpy')"
+            f"shape must be in [{MIN_GAMMA_SHAPE}, {MAX_GAMMA_SHAPE}] for the inverse incomplete "
+            f"gamma function on the JAX backend, got {float(bad[0])!r}: sample on the numpy "
+            "backend (backend='numpy')"
         )
 
 

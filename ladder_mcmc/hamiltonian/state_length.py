@@ -7,7 +7,12 @@ steps ``n`` is an auxiliary variable with a law that reads the position (docs/de
 
 * a local scale ``s(x)`` — a hint of the caller's (``scale(x)``), or the target's
   ``local_scale(x)``, or from the cached gradient, ``s = √dim / |∇E(x)|`` (for a
-  Gaussian of scale ``σ`` at a typical point, ``|∇E| ≈ √dim / σ``): no gradient is spent;
+  Gaussian of scale ``σ`` at a typical point, ``|∇E| ≈ √dim / σ``): no gradient is spent.
+  With a mass (the law's ``metric``: given, or adapted by warm-up) the gradient is
+  whitened, ``|∇E|² = ∇Eᵀ M⁻¹ ∇E``, and the scale capped at the mass's, ``s ≤ 1``: the
+  estimate blows up where the gradient vanishes (near a mode; in few dimensions a
+  typical point's gradient is often small), and a length that swings with it puts
+  rungs outside each other's range (density zero);
 * the nominal length ``N(x) = clip(round(τ s(x) / ε), 1, N_max)``: the steps of size
   ``ε`` that cover ``τ`` local scales, so the trajectory travels the same distance in
   units of the local scale wherever it starts;
@@ -35,15 +40,14 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.arrays import TRACED, namespace
-from ladder_mcmc.hamiltonian.kinetic import (
-    KineticEnergy,  # noqa: F401 - inherited __init__ annotations
-)
+from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.leapfrog import PhaseState
 from ladder_mcmc.hamiltonian.leapfrog_family import (
     LeapfrogFamily,
     auxiliary_lahmc,
     leapfrog_start,
 )
+from ladder_mcmc.hamiltonian.metrics import row_dot
 from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw
 from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.models.targets import Target
@@ -78,6 +82,26 @@ class StateLengthLeapfrog(LeapfrogFamily):
         return xp.asarray(alpha, dtype=xp.int64)
 
 
+def checked_scale(value: Any, positions: tuple[int, ...], xp: Any) -> Any:
+    """A ``scale`` hint's value at positions of shape ``positions`` as float64, after
+    checking its shape: ``(chains,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``scale``, the shape it returned and the one expected (a shape is known on
+        the host and when traced alike, so the first evaluation, at ``Ladder.init``,
+        refuses it before any step).
+    """
+    shape = tuple(getattr(value, "shape", np.shape(value)))
+    if shape != positions[:1]:
+        raise ValueError(
+            f"scale must return one local scale per chain, shape {positions[:1]}, for "
+            f"positions of shape {positions}; it returned shape {shape}"
+        )
+    return xp.asarray(value, dtype=xp.float64)
+
+
 def _as_low(value: object) -> float:
     return in_open_closed("low", value, 0.0, 1.0, " (the shortest length, a fraction of N)")
 
@@ -103,6 +127,10 @@ class LocalLengthLaw(AuxiliaryLaw):
         ``x -> s(x)``, shape ``(chains,)``; default: the target's ``local_scale`` if the
         caller passes it here, else ``√dim / |∇E(x)|`` from the state's cached gradient.
         Taken to evaluate no gradient (``Trace.grad_evals`` counts none for it).
+    metric : KineticEnergy, optional
+        The family's mass (warm-up sets both together): the default scale whitens the
+        gradient with it, ``√dim / √(∇Eᵀ M⁻¹ ∇E)``, and is at most 1, the mass's scale;
+        None: the raw gradient, uncapped. Not used with a ``scale`` hint.
     """
 
     step_size: float = attrs.field(
@@ -112,16 +140,20 @@ class LocalLengthLaw(AuxiliaryLaw):
     max_steps: int = attrs.field(default=64, converter=attrs_converter(positive_int, "max_steps"))
     low: float = attrs.field(default=0.5, converter=_as_low)
     scale: Callable[[np.ndarray], np.ndarray] | None = None
+    metric: KineticEnergy | None = None
 
     def local_scale(self, state: PhaseState) -> np.ndarray:
         """``s(x)`` per chain (a ``scale`` hint is called on the positions as they are:
         numpy arrays, or JAX values inside the compiled loop)."""
         xp = namespace(state.x, state.grad)
         if self.scale is not None:
-            return xp.asarray(self.scale(state.x), dtype=xp.float64)
+            return checked_scale(self.scale(state.x), tuple(state.x.shape), xp)
         grad = xp.asarray(state.grad, dtype=xp.float64)
         with np.errstate(all="ignore"):
-            return xp.sqrt(grad.shape[1]) / xp.linalg.norm(grad, axis=1)
+            if self.metric is None:
+                return xp.sqrt(grad.shape[1]) / xp.linalg.norm(grad, axis=1)
+            whitened = xp.sqrt(row_dot(grad, self.metric.velocity(grad)))
+            return xp.minimum(xp.sqrt(grad.shape[1]) / whitened, 1.0)
 
     def nominal(self, state: PhaseState) -> np.ndarray:
         """``N(x)`` per chain (``N_max`` where the scale is not finite)."""
@@ -160,7 +192,13 @@ class LocalLengthLaw(AuxiliaryLaw):
             "time": float(self.time),
             "max_steps": int(self.max_steps),
             "low": float(self.low),
-            "scale": "gradient" if self.scale is None else getattr(self.scale, "__name__", "?"),
+            "scale": (
+                getattr(self.scale, "__name__", "?")
+                if self.scale is not None
+                else "gradient"
+                if self.metric is None
+                else "whitened gradient, at most 1"
+            ),
         }
 
 
@@ -192,7 +230,9 @@ def state_length_lahmc(
         ``ε`` (adapted: a first guess from one leapfrog step, then dual averaging of the
         first-rung probability; the family and the law take it together).
     time, max_steps, low, scale
-        As for :class:`LocalLengthLaw`.
+        As for :class:`LocalLengthLaw`; the default scale (no ``scale``) whitens the
+        gradient with the mass and is capped at it, unless ``step_size`` is given without
+        ``inverse_mass`` (then the raw gradient, as the step was chosen for it).
     beta : float in (0, 1]
         Momentum refresh per step.
     look_ahead : int
@@ -217,6 +257,9 @@ def state_length_lahmc(
     ((50, 4, 2), ('step_size', 'inverse_mass'))
     """
     step_size, metric, adapt = leapfrog_start(step_size, inverse_mass)
-    law = LocalLengthLaw(step_size, time, max_steps, low, scale)
+    # the law whitens with the mass and caps the scale at it, unless ε alone was given
+    # (then chosen for the raw coordinates, with the identity kept)
+    raw = "step_size" not in adapt and inverse_mass is None
+    law = LocalLengthLaw(step_size, time, max_steps, low, scale, None if raw else metric)
     family = StateLengthLeapfrog(target, step_size, metric)
     return auxiliary_lahmc(family, law, beta, look_ahead, adapt)
