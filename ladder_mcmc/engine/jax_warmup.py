@@ -20,7 +20,7 @@ import numpy as np
 
 from ladder_mcmc.engine import jax_loop
 from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
-from ladder_mcmc.engine.pytree import register
+from ladder_mcmc.engine.pytree import Packing, register
 from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, start
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -46,36 +46,37 @@ def _segment(kernel0, ks, state, uniforms, normals, count, first, width, adaptat
 
     def run_sub(kernel, ks, offsets, out, lo, hi):
         """Every chain from step ``lo`` to ``hi`` at ``kernel``; the steps written into the
-        call's outputs ``out`` and a sub-block buffer of rung codes and draws."""
+        call's outputs ``out`` and a sub-block buffer of rung codes and draws (packed rows,
+        :class:`~ladder_mcmc.engine.pytree.Packing`: one scatter each per iteration)."""
         d = BlockDraws(uniforms, normals, offsets)
         rs = start(kernel, ks, jnp.full(n, lo, dtype=jnp.int64), d)
-        draw_shape = jax.eval_shape(kernel.map.draw, ks.state)
-        sub = {
-            "rung": jnp.zeros((n, every + 1), dtype=jnp.int64),
-            "draw": jnp.zeros((n, every + 1) + draw_shape.shape[1:]) if keeps else None,
-        }
+        carried = Packing((rs, d.offsets), largest=jax_loop._PACKED)
+        draw_shape = jax.eval_shape(kernel.map.draw, ks.state) if keeps else None
+        sub_rows = Packing({"rung": rows.astype(jnp.float64), "draw": draw_shape})
+        sub = sub_rows.zeros(n * (every + 1))
 
         def cond(c):
-            return jnp.any(c[0].step < hi)
+            rs, _ = carried.unpack(c[0])
+            return jnp.any(rs.step < hi)
 
         def body(c):
-            rs, offsets, sub, out = c
+            packed, sub, out = c
+            rs, offsets = carried.unpack(packed)
             d = BlockDraws(uniforms, normals, offsets)
             rs, rec = iterate(kernel, plan, rs, d, hi, rs.step < hi)
+            rung = rec.rung.astype(jnp.float64)  # exact: one float row per chain
             column = jnp.where(rec.decided, rec.step - lo, every)
-            sub = {
-                "rung": sub["rung"].at[rows, column].set(rec.rung),
-                "draw": sub["draw"].at[rows, column].set(rec.draw) if keeps else None,
-            }
+            kept = {"rung": rung, "draw": rec.draw if keeps else None}
+            sub = sub_rows.write(sub, rows * (every + 1) + column, kept)
             at = jnp.where(rec.decided, rec.step, width)
-            out = {
-                "rung": out["rung"].at[rows, at].set(rec.rung),
-                "grads": out["grads"].at[rows, at].set(grads_of(kernel, rec)),
-            }
-            return rs, d.offsets, sub, out
+            grads = grads_of(kernel, rec).astype(jnp.float64)
+            out = out_rows.write(out, rows * (width + 1) + at, {"rung": rung, "grads": grads})
+            return carried.pack((rs, d.offsets)), sub, out
 
-        rs, offsets, sub, out = jax.lax.while_loop(cond, body, (rs, d.offsets, sub, out))
-        return rs.ladder_state(), offsets, sub, out
+        packed, sub, out = jax.lax.while_loop(cond, body, (carried.pack((rs, d.offsets)), sub, out))
+        rs, offsets = carried.unpack(packed)
+        sub = sub_rows.unpack(tuple(buf.reshape((n, every + 1) + buf.shape[1:]) for buf in sub))
+        return rs.ladder_state(), offsets, sub["rung"].astype(jnp.int64), sub["draw"], out
 
     def cond(c):
         return c[4] < count
@@ -84,19 +85,19 @@ def _segment(kernel0, ks, state, uniforms, normals, count, first, width, adaptat
         ks, state, offsets, out, lo = c
         kernel = adaptation.kernel(kernel0, state)
         hi = jnp.minimum(lo + every, count)
-        ks, offsets, sub, out = run_sub(kernel, ks, offsets, out, lo, hi)
-        draws = jnp.swapaxes(sub["draw"][:, :every], 0, 1) if keeps else None
-        state = adaptation.update(state, sub["rung"][:, :every].T, draws, first + lo, hi - lo)
+        ks, offsets, rungs, draws, out = run_sub(kernel, ks, offsets, out, lo, hi)
+        draws = jnp.swapaxes(draws[:, :every], 0, 1) if keeps else None
+        state = adaptation.update(state, rungs[:, :every].T, draws, first + lo, hi - lo)
         return ks, state, offsets, out, hi
 
-    out = {
-        "rung": jnp.zeros((n, width + 1), dtype=jnp.int64),
-        "grads": jnp.zeros((n, width + 1), dtype=jnp.int64),
-    }
+    # the call's rung codes and gradient counts, as floats (exact) in one packed array
+    out_rows = Packing({"rung": rows.astype(jnp.float64), "grads": rows.astype(jnp.float64)})
+    out = out_rows.zeros(n * (width + 1))
     offsets = jnp.zeros((n, 2), dtype=jnp.int64)
     carry = (ks, state, offsets, out, jnp.zeros((), dtype=jnp.int64))
     ks, state, _, out, _ = jax.lax.while_loop(cond, body, carry)
-    return ks, state, {k: v[:, :width] for k, v in out.items()}
+    out = out_rows.unpack(tuple(buf.reshape((n, width + 1) + buf.shape[1:]) for buf in out))
+    return ks, state, {k: v[:, :width].astype(jnp.int64) for k, v in out.items()}
 
 
 @lru_cache(maxsize=1)

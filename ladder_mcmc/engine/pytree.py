@@ -200,7 +200,9 @@ class Packing:
         import jax
         import jax.numpy as jnp
 
-        leaves = jax.tree_util.tree_leaves(tree)
+        leaves, treedef = jax.tree_util.tree_flatten(tree)
+        if treedef != self.treedef:
+            raise ValueError(f"packing a tree {treedef} laid out for {self.treedef}")
         out = []
         for dtype, members in self.arrays:
             if dtype is None:
@@ -219,6 +221,13 @@ class Packing:
             if dtype is not None
             else jnp.zeros((rows, *self.layout[members[0]][3]), self.layout[members[0]][4])
             for (dtype, members), width in zip(self.arrays, self.widths, strict=True)
+        )
+
+    def write(self, buffers: tuple, at: Any, tree: Any) -> tuple:
+        """``buffers`` (of :meth:`zeros`) with the packed rows of ``tree`` set at rows ``at``:
+        one scatter per packed array."""
+        return tuple(
+            buf.at[at].set(value) for buf, value in zip(buffers, self.pack(tree), strict=True)
         )
 
     def unpack(self, packed: tuple) -> Any:
