@@ -13,7 +13,8 @@ Sections (``--only`` picks some; all by default):
   rung on the logistic regression and the 100-d Gaussian, 4 chains: the intercept of a
   line through them is the iteration's cost besides the map's gradients; and the number
   of operations (XLA thunks: fusions, copies, loops) in the compiled body of one
-  iteration.
+  iteration, and of those besides the map (less a bare loop of the map's ``move`` and
+  ``log_density``; ``tests/unit/engine/test_hlo_budget.py`` holds that count).
 * ``numpy``: a numpy target on the host loop against textbook numpy HMC (a Python loop
   over leapfrog steps, Metropolis accept, full momentum refresh; vectorized over chains),
   both at ε, M fixed, 100 chains, the draws kept, time per gradient: the 100-d and the
@@ -226,45 +227,12 @@ def bare_floor(log_density, init: np.ndarray, eps: float, grads_per_chain: int) 
     return (time.perf_counter() - start) / (grads_per_chain * init.shape[0])
 
 
-def loop_body_thunks(kernel, init) -> dict:
+def loop_body_thunks(kernel, init) -> tuple[dict, dict]:
     """The operations XLA runs per iteration of the compiled loop's body (its top-level
-    instructions but tuple plumbing), by kind."""
-    import collections
-    import re
-
-    import jax
-
-    from ladder_mcmc.engine.block_draws import consumption
-    from ladder_mcmc.engine.streams import ChainStreams
-
+    instructions but tuple plumbing), by kind, and those of a bare loop of the map
+    (``jax_loop.loop_operations``, ``jax_loop.map_operations``)."""
     ks = kernel.init(init, np.random.default_rng(1))
-    jax_loop.prepare(kernel, ks)
-    with jax.enable_x64(True):
-        steps = np.full(init.shape[0], jax_loop.BLOCK)
-        numbers = jax_loop._numbers(
-            ChainStreams.for_chains(1, init.shape[0]), steps, consumption(kernel, ks)
-        )
-        text = jax_loop._compiled().lower(kernel, ks, *numbers, steps).compile().as_text()
-    computations, current = {}, None
-    for line in text.splitlines():
-        head = re.match(r"^(?:ENTRY )?(%[\w.\-]+) .*\{$", line)
-        if head:
-            current = computations.setdefault(head.group(1), [])
-        elif line.startswith("}"):
-            current = None
-        elif current is not None:
-            current.append(line)
-    bodies = [
-        re.search(r"body=(%[\w.\-]+)", line).group(1)
-        for line in computations.get(next(k for k in computations if k.startswith("%main")), [])
-        if " while(" in line
-    ]
-    kinds = collections.Counter()
-    for line in computations[bodies[0]] if bodies else []:
-        op = re.search(r"= \S+ ([\w\-]+)\(", line)
-        if op and op.group(1) not in ("get-tuple-element", "tuple", "constant", "parameter"):
-            kinds[op.group(1)] += 1
-    return dict(kinds)
+    return jax_loop.loop_operations(kernel, ks), jax_loop.map_operations(kernel, ks)
 
 
 def textbook_hmc(target, x, n_steps, eps, m, rng) -> float:
@@ -471,8 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     if "iteration" in args.only:
         lines = [
             "| model | chains | µs per iteration at M = 1, 4, 16 | intercept µs | µs per "
-            "leapfrog step | operations per iteration (XLA) |",
-            "|---|---|---|---|---|---|",
+            "leapfrog step | operations per iteration (XLA) | besides the map |",
+            "|---|---|---|---|---|---|---|",
         ]
         for key, eps in (("gauss100", 0.3), ("logistic", 0.02)):
             m = model_zoo.model(key)
@@ -489,11 +457,13 @@ def main(argv: list[str] | None = None) -> int:
                 per_iteration.append(r["wall"] / calls)
             slope, intercept = np.polyfit([1, 4, 16], per_iteration, 1)
             kernel = Ladder(Leapfrog(target, eps, 4), LookAheadRule(4), MomentumRefresh(0.5))
-            kinds = loop_body_thunks(kernel, init)
+            kinds, bare = loop_body_thunks(kernel, init)
             shown = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda i: -i[1]))
+            besides = sum(kinds.values()) - sum(bare.values())
             lines.append(
                 f"| {key} | 4 | {', '.join(f'{t * 1e6:.0f}' for t in per_iteration)} | "
-                f"{intercept * 1e6:.0f} | {slope * 1e6:.1f} | {sum(kinds.values())}: {shown} |"
+                f"{intercept * 1e6:.0f} | {slope * 1e6:.1f} | {sum(kinds.values())}: {shown} | "
+                f"{besides} |"
             )
             print(lines[-1], flush=True)
         body += ["", "### Where the time goes: one iteration of the compiled loop", "", *lines]

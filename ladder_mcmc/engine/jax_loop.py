@@ -119,9 +119,7 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
         rs, offsets, fields, decided, step = one(*carried.unpack(packed))
         column = jnp.where(decided, step, width)
         at = rows * (width + 1) + column
-        outputs = tuple(
-            buf.at[at].set(value) for buf, value in zip(outputs, record.pack(fields), strict=True)
-        )
+        outputs = record.write(outputs, at, fields)
         return carried.pack((rs, offsets)), outputs
 
     init = (carried.pack((rs, draws.offsets)), outputs)
