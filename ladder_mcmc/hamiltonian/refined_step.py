@@ -263,6 +263,17 @@ class RefinedLeapfrog(LeapfrogFamily):
         m = self.n_steps if xp is not np else int(self.n_steps)
         return (m * 2**levels).astype(xp.int64)
 
+    def adaptation(self, kernel: Any, settings: Any, init: Any, checks: bool = True) -> Any:
+        """The family's warm-up with the step capped where the law's level-0 probe stays
+        accurate (:class:`~ladder_mcmc.hamiltonian.warmup.probe_cap.ProbeCappedAdaptation`:
+        dual averaging of the first-rung fraction alone meets only the law's rejections)."""
+        from ladder_mcmc.hamiltonian.warmup.probe_cap import ProbeCappedAdaptation
+
+        state = getattr(init, "state", init)
+        x = getattr(getattr(state, "inner", state), "x", state)
+        n_chains, dim = np.shape(x)[0], np.shape(x)[-1]
+        return ProbeCappedAdaptation.for_kernel(kernel, settings, n_chains, dim, checks)
+
     def describe(self) -> dict:
         return {**super().describe(), "n_steps": int(self.n_steps)}
 
@@ -293,8 +304,9 @@ def refined_lahmc(
     target : Target
     step_size : float, optional
         ``ε``, the coarsest step (adapted: a first guess from one leapfrog step, then
-        dual averaging of the first-rung probability; the family and the law take it
-        together).
+        dual averaging of the first-rung probability below a cap where the level-0
+        probe stays accurate, :mod:`~ladder_mcmc.hamiltonian.warmup.probe_cap`; the
+        family and the law take it together).
     n_steps : int
         ``M``: every rung integrates the time ``M ε``.
     threshold, max_level, probe_steps

@@ -5,11 +5,19 @@ zero: for a kernel with a law, a rung outside the law's range at its origin).
 
 Before the fix, ``state_length_lahmc``'s law read the raw gradient, uncapped: in 2-d it
 adapted ``ε = 0.018`` (``lahmc``: 1.27) with 28 % of its rungs of density zero, in 100-d
-2.3 % (4 chains, 300 + 500 steps, seed 1; the check failed on both). Still missed, marked
-``xfail(strict=True)`` so that a fix shows: ``refined_lahmc`` (2-d: ``ε = 12.5``, 8 % of
-rungs of density zero; 100-d: 29 %; its dual averaging of the first-rung fraction meets
-only the law's rejections, the refinement removing the energy's) and ``lifted_lahmc`` in
-100-d (``ε = 0.155``, 3.5 times below ``lahmc``'s, with its power kinetic energy).
+2.3 % (4 chains, 300 + 500 steps, seed 1; the check failed on both). ``refined_lahmc``
+adapted ``ε = 12.5`` in 2-d with 8 % of its rungs of density zero, and 29 % in 100-d
+(``ε = 0.54``): its dual averaging of the first-rung fraction met only the law's
+rejections, the refinement removing the energy's; its warm-up now caps ``ε`` where the
+law's level-0 probe stays accurate (``hamiltonian/warmup/probe_cap.py``).
+
+Still missed, marked ``xfail(strict=True)`` so that a change shows: ``lifted_lahmc`` in
+100-d (``ε = 0.155``, 3.5 times below ``lahmc``'s). Its warm-up is right for its own
+dynamics: at ``ε`` fixed by hand it takes the first rung at 0.78 of its steps at 0.155
+and 0.53 at 0.25 (target 0.8). The power kinetic energy ``|w|^1.25 / 1.25`` is not
+smooth at ``w = 0``, so its leapfrog's energy error grows faster with the dimension
+than the Gaussian's; no change of units accounts for the factor (its root mean square
+speed ``|w|^0.25`` is 0.93, the Gaussian's 1).
 ``tests/mutation/test_step_tuning_mutants.py`` shows the check catches the old law.
 """
 
@@ -38,11 +46,12 @@ KERNELS = {
     "refined_lahmc": refined_lahmc,
 }
 MISSED = {
-    ("refined_lahmc", 2): "its dual averaging meets only the law's rejections",
-    ("refined_lahmc", 100): "its dual averaging meets only the law's rejections",
-    ("lifted_lahmc", 100): "its power kinetic energy's step is 3.5 times lahmc's",
+    (
+        "lifted_lahmc",
+        100,
+    ): "its power kinetic energy's leapfrog needs a step 3.5 times below lahmc's",
 }
-SLOW = {("refined_lahmc", 2), ("refined_lahmc", 100), ("lifted_lahmc", 100)}
+SLOW = {("lifted_lahmc", 100)}
 
 
 def gaussian(dim: int) -> IllConditionedGaussian:
