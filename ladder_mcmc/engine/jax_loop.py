@@ -31,6 +31,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 
 from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
@@ -62,6 +63,9 @@ _COUNTS = ("rung", "n_moves", "non_finite", "cost", "overhead")
 #: the carried fields of at most this many numbers per chain are packed (a chain's rung
 #: counters, its uniform, …); larger ones (the state's leaves) are carried as they are
 _PACKED = 16
+
+#: the ragged state's integer fields, carried as floats (exact)
+_COUNTERS = ("direction", "stage", "n_moves", "non_finite", "step")
 
 
 def compilations() -> int:
@@ -103,7 +107,7 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
         return rs, d.offsets, record_fields(rec), rec.decided, rec.step
 
     record = Packing(jax.eval_shape(one, rs, draws.offsets)[2])
-    carried = Packing((rs, draws.offsets), largest=_PACKED)
+    carried = Carried((rs, draws.offsets))
     # the record a few flat (chains · (width + 1), …) arrays: chain i's step s in row
     # i·(width + 1) + s (column ``width`` a bin for the chains that did not decide), so that
     # a write is a scatter of whole rows along one axis, which XLA does cheaply; the state
@@ -132,6 +136,34 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
         if name in outputs:
             outputs[name] = outputs[name].astype(jnp.int64)
     return rs.ladder_state(), outputs
+
+
+class Carried:
+    """A compiled loop's carry ``(RaggedState, offsets)`` packed (:class:`Packing`): the
+    state's counters and direction and the offsets as floats (exact below 2^53), so that
+    with the other small fields they make one array; the large leaves as they are."""
+
+    def __init__(self, example: tuple[RaggedState, Any]) -> None:
+        rs, offsets = example
+        self.dtypes = {name: getattr(rs, name).dtype for name in _COUNTERS}
+        self.offsets_dtype = offsets.dtype
+        self.packing = Packing(self._floats(example), largest=_PACKED)
+
+    @staticmethod
+    def _floats(carry: tuple[RaggedState, Any]) -> tuple[RaggedState, Any]:
+        import jax.numpy as jnp
+
+        rs, offsets = carry
+        floats = {name: getattr(rs, name).astype(jnp.float64) for name in _COUNTERS}
+        return attrs.evolve(rs, **floats), offsets.astype(jnp.float64)
+
+    def pack(self, carry: tuple[RaggedState, Any]) -> tuple:
+        return self.packing.pack(self._floats(carry))
+
+    def unpack(self, packed: tuple) -> tuple[RaggedState, Any]:
+        rs, offsets = self.packing.unpack(packed)
+        ints = {name: getattr(rs, name).astype(dtype) for name, dtype in self.dtypes.items()}
+        return attrs.evolve(rs, **ints), offsets.astype(self.offsets_dtype)
 
 
 class _Advancing:
@@ -312,6 +344,7 @@ def _body_operations(text: str) -> dict[str, int]:
 
 __all__ = [
     "BLOCK",
+    "Carried",
     "compilations",
     "count_compilation",
     "loop_operations",

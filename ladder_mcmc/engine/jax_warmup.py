@@ -50,7 +50,7 @@ def _segment(kernel0, ks, state, uniforms, normals, count, first, width, adaptat
         :class:`~ladder_mcmc.engine.pytree.Packing`: one scatter each per iteration)."""
         d = BlockDraws(uniforms, normals, offsets)
         rs = start(kernel, ks, jnp.full(n, lo, dtype=jnp.int64), d)
-        carried = Packing((rs, d.offsets), largest=jax_loop._PACKED)
+        carried = jax_loop.Carried((rs, d.offsets))
         draw_shape = jax.eval_shape(kernel.map.draw, ks.state) if keeps else None
         sub_rows = Packing({"rung": rows.astype(jnp.float64), "draw": draw_shape})
         sub = sub_rows.zeros(n * (every + 1))

@@ -154,16 +154,17 @@ def structure_key(*trees: Any) -> Any:
     return treedef, shapes
 
 
-#: leaves per packed array: XLA on CPU fuses a concatenate of at most 8 operands with the
-#: values it gathers (more stay separate operations)
+#: operands per concatenate when packing: XLA on CPU fuses a concatenate of at most 8
+#: operands with the values it gathers (with more, each stays a separate operation); more
+#: leaves are concatenated in chunks, then the chunks
 PACK_CHUNK = 8
 
 
 class Packing:
     """A pytree of per-chain arrays (chains on axis 0) as few ``(chains, width)`` arrays:
-    its float leaves as float64, its integer and boolean leaves as int64 (both exact), at
-    most :data:`PACK_CHUNK` leaves per array; any other leaf as it is. Built from an
-    example tree (values or shapes); :meth:`pack` and :meth:`unpack` are inverse."""
+    its float leaves as one float64 array, its integer and boolean leaves as one int64 array
+    (both exact); any other leaf as it is. Built from an example tree (values or shapes);
+    :meth:`pack` and :meth:`unpack` are inverse."""
 
     def __init__(self, example: Any, largest: int | None = None) -> None:
         import jax
@@ -185,7 +186,7 @@ class Packing:
                 widths.append(0)
                 continue
             a = open_.get(group)
-            if a is None or len(self.arrays[a][1]) >= PACK_CHUNK:
+            if a is None:
                 a = open_[group] = len(self.arrays)
                 self.arrays.append((np.float64 if group == "f" else np.int64, []))
                 widths.append(0)
@@ -209,7 +210,7 @@ class Packing:
                 out.append(leaves[members[0]])
                 continue
             parts = [jnp.reshape(leaves[i], (leaves[i].shape[0], -1)) for i in members]
-            out.append(jnp.concatenate([p.astype(dtype) for p in parts], axis=1))
+            out.append(_concatenate([p.astype(dtype) for p in parts]))
         return tuple(out)
 
     def zeros(self, rows: int) -> tuple:
@@ -242,6 +243,18 @@ class Packing:
             block = packed[a][..., lo:hi]
             leaves.append(block.reshape(block.shape[:-1] + shape).astype(dtype))
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+
+def _concatenate(parts: list[Any]) -> Any:
+    """``parts`` (chains, ·) side by side, :data:`PACK_CHUNK` at a time: the chunks are
+    joined along a new axis, which XLA does not merge with the chunks' concatenates."""
+    import jax.numpy as jnp
+
+    chunk = max(PACK_CHUNK, 2)
+    if len(parts) <= chunk:
+        return jnp.concatenate(parts, axis=1)
+    chunks = [_concatenate(parts[i : i + chunk])[:, :, None] for i in range(0, len(parts), chunk)]
+    return _concatenate(chunks)[:, :, 0]
 
 
 def _group(dtype: np.dtype) -> str | None:
