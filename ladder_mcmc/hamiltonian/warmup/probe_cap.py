@@ -24,8 +24,13 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.arrays import namespace
+from ladder_mcmc.hamiltonian.warmup import moments  # noqa: F401  (annotations, as below)
 from ladder_mcmc.hamiltonian.warmup.adaptation import HMCAdaptation, HMCWarmupState
-from ladder_mcmc.hamiltonian.warmup.dual_averaging import MAX_STEP_SIZE, MIN_STEP_SIZE
+from ladder_mcmc.hamiltonian.warmup.dual_averaging import (  # noqa: F401
+    MAX_STEP_SIZE,
+    MIN_STEP_SIZE,
+    DualAveragingState,  # the inherited fields' annotation, resolved here by the API docs
+)
 from ladder_mcmc.hamiltonian.warmup.parameters import restart_chains, with_hmc_parameters
 from ladder_mcmc.ladder import batch
 
