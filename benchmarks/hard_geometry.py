@@ -86,17 +86,18 @@ class GradientScaleLaw(AuxiliaryLaw):
     width: float = attrs.field(default=1.0, converter=attrs_converter(positive_finite, "width"))
     max_level: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_level"))
     metric: Any = attrs.field(factory=Metric)
+    min_level: int = attrs.field(default=0, converter=int)
 
     def log_weights(self, state: PhaseState) -> Any:
-        """``log p(ℓ | ζ)`` for every level, shape (chains, ℓ_max + 1)."""
+        """``log p(ℓ | ζ)`` for every level, shape (chains, ℓ_max − ℓ_min + 1)."""
         xp = namespace(state.x, state.grad)
         d = state.x.shape[1]
         with np.errstate(all="ignore"):
             norm = xp.sqrt(2.0 * self.metric.kinetic(state.grad) / d)
             s = xp.log2(self.step_size * norm / self.scale)
         s = xp.where(xp.isfinite(s) | (s < 0), s, float(self.max_level))
-        s = xp.clip(s, -1.0 - 4.0 * self.width, self.max_level + 4.0 * self.width)
-        levels = xp.arange(self.max_level + 1, dtype=xp.float64)
+        s = xp.clip(s, self.min_level - 1.0 - 4.0 * self.width, self.max_level + 4.0 * self.width)
+        levels = xp.arange(self.min_level, self.max_level + 1, dtype=xp.float64)
         logits = -0.5 * ((levels[None, :] - s[:, None]) / self.width) ** 2
         top = xp.max(logits, axis=1, keepdims=True)
         return logits - top - xp.log(xp.sum(xp.exp(logits - top), axis=1, keepdims=True))
@@ -105,8 +106,8 @@ class GradientScaleLaw(AuxiliaryLaw):
         """``log p(ℓ | ζ)`` per chain; ``−inf`` off ``0 … ℓ_max``."""
         xp = namespace(state.x, alpha)
         ell = xp.asarray(alpha, dtype=xp.int64)
-        inside = (ell >= 0) & (ell <= self.max_level)
-        safe = xp.clip(ell, 0, self.max_level)
+        inside = (ell >= self.min_level) & (ell <= self.max_level)
+        safe = xp.clip(ell, self.min_level, self.max_level) - self.min_level
         picked = xp.take_along_axis(self.log_weights(state), safe[:, None], axis=1)[:, 0]
         return xp.where(inside, picked, -xp.inf)
 
@@ -117,7 +118,7 @@ class GradientScaleLaw(AuxiliaryLaw):
         xp = namespace(weights, u)
         cdf = xp.cumsum(xp.exp(weights), axis=1)
         below = xp.sum(cdf[:, :-1] < u[:, None], axis=1)
-        return below.astype(xp.int64)
+        return (below + self.min_level).astype(xp.int64)
 
     def describe(self) -> dict:
         return {
@@ -166,6 +167,39 @@ class ScaledRefinedLeapfrog(RefinedLeapfrog):
     reads a ``RefinementLaw``'s probes."""
 
     adaptation = LeapfrogFamily.adaptation
+
+
+@attrs.frozen(eq=False)
+class SpanLeapfrog(ScaledRefinedLeapfrog):
+    """Level ``ℓ ≥ 0``: ``M 2^ℓ`` steps of ``ε / 2^ℓ`` (refined, the same time); ``ℓ < 0``:
+    ``M 2^{−ℓ}`` steps of ``ε`` (a longer trajectory, where the gradient is small)."""
+
+    def _plan(self, alpha: Any) -> tuple[Any, Any]:
+        xp = namespace(alpha, self.n_steps)
+        ell = xp.asarray(alpha, dtype=xp.int64)
+        m = self.n_steps if xp is not np else int(self.n_steps)
+        n = (m * 2 ** xp.abs(ell)).astype(xp.int64)
+        eps = self.step_size / (2.0 ** xp.maximum(ell, 0)).astype(xp.float64)
+        return eps[:, None], n
+
+    def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
+        eps, n = self._plan(alpha)
+        out = self.run(state, eps, n)
+        return attrs.evolve(state, x=out.x, v=out.v, energy=out.energy, grad=out.grad)
+
+    def cost_of(self, state: PhaseState, alpha: Any) -> Any:
+        return self._plan(alpha)[1]
+
+
+def span_lahmc(
+    target: Any, n_steps: int = 8, width: float = 2.0, min_level: int = -2, max_level: int = 4
+) -> Ladder:
+    """The gradient-scaled law on :class:`SpanLeapfrog`: refined where the gradient is
+    large, longer where it is small; ``ε`` and the mass adapted."""
+    step_size, metric, adapt = leapfrog_start(None, None)
+    law = GradientScaleLaw(step_size, 2.0, width, max_level, metric, min_level)
+    family = SpanLeapfrog(target, step_size, metric, n_steps)
+    return auxiliary_lahmc(family, law, 1.0, 4, adapt)
 
 
 @attrs.frozen(eq=False)
@@ -277,6 +311,8 @@ KERNELS = {
     "gradient_refined": gradient_refined_lahmc,
     "gradient_refined_w2": lambda t: gradient_refined_lahmc(t, width=2.0),
     "gradient_refined_w2_m16": lambda t: gradient_refined_lahmc(t, n_steps=16, width=2.0),
+    "span": span_lahmc,
+    "span_m4": lambda t: span_lahmc(t, n_steps=4),
     "gradient_refined_l6": lambda t: gradient_refined_lahmc(t, max_level=6),
     "lifted_refined": lifted_refined_lahmc,
     "lifted_refined_m16": lambda t: lifted_refined_lahmc(t, n_steps=16),
