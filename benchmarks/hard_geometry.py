@@ -395,6 +395,7 @@ def measure(
         out["ess_neck"] = round(float(effective_sample_size((v < -5.0).astype(float))), 1)
         out["neck_fraction"] = round(float(np.mean(v < -5.0)), 4)
         out["neck_error_pp"] = round(100 * (out["neck_fraction"] - FUNNEL_NECK), 2)
+        out["mouth_fraction"] = round(float(np.mean(v > 6.0)), 4)  # exact Φ(−2) = 2.28 %
         out["neck_by_chain"] = [round(float(f), 4) for f in np.mean(v < -5.0, axis=0)]
     return out
 
