@@ -264,11 +264,15 @@ class RefinedLeapfrog(LeapfrogFamily):
         return (m * 2**levels).astype(xp.int64)
 
     def adaptation(self, kernel: Any, settings: Any, init: Any, checks: bool = True) -> Any:
-        """The family's warm-up with the step capped where the law's level-0 probe stays
-        accurate (:class:`~ladder_mcmc.hamiltonian.warmup.probe_cap.ProbeCappedAdaptation`:
-        dual averaging of the first-rung fraction alone meets only the law's rejections)."""
+        """With :class:`RefinementLaw`, the family's warm-up with the step capped where the
+        law's level-0 probe stays accurate
+        (:class:`~ladder_mcmc.hamiltonian.warmup.probe_cap.ProbeCappedAdaptation`: dual
+        averaging of the first-rung fraction alone meets only the law's rejections); with
+        a law of your own, the leapfrog family's."""
         from ladder_mcmc.hamiltonian.warmup.probe_cap import ProbeCappedAdaptation
 
+        if not isinstance(getattr(getattr(kernel, "map", None), "law", None), RefinementLaw):
+            return super().adaptation(kernel, settings, init, checks)
         state = getattr(init, "state", init)
         x = getattr(getattr(state, "inner", state), "x", state)
         n_chains, dim = np.shape(x)[0], np.shape(x)[-1]

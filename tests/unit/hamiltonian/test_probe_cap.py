@@ -14,6 +14,7 @@ from ladder_mcmc.hamiltonian import Leapfrog, Metric, refined_lahmc
 from ladder_mcmc.hamiltonian.refined_step import RefinementLaw
 from ladder_mcmc.hamiltonian.warmup.probe_cap import GRID, PROBES, accurate_step
 from ladder_mcmc.ladder import batch
+from ladder_mcmc.ladder.auxiliary import AuxiliaryLaw
 from ladder_mcmc.models import IllConditionedGaussian
 
 TARGET = IllConditionedGaussian(3, log_condition=1)
@@ -60,3 +61,35 @@ def test_the_refined_warm_up_ends_below_the_cap():
     cap, _ = accurate_step(kernel.map.law, inner, eps, np.random.default_rng(4))
     assert eps <= cap * GRID  # at most one grid step above a fresh cap at its end
     assert trace.non_finite == 0
+
+
+class _TwoLevels(AuxiliaryLaw):
+    """A law of one's own on the refined family: level 0 or 1, each with probability ½,
+    whatever the state (flip-invariant)."""
+
+    def log_prob(self, alpha, state):
+        return np.full(np.shape(alpha), np.log(0.5))
+
+    def sample(self, state, rng):
+        return (rng.random(np.shape(state.x)[0]) < 0.5).astype(np.int64)
+
+
+def test_a_law_of_ones_own_on_the_refined_family_warms_up_as_the_leapfrog_family():
+    """The probe cap reads ``RefinementLaw``'s probes; another law gets the leapfrog
+    family's warm-up instead of failing on a missing ``probe_error``."""
+    from ladder_mcmc import Warmup
+    from ladder_mcmc.hamiltonian.leapfrog_family import auxiliary_lahmc, leapfrog_start
+    from ladder_mcmc.hamiltonian.refined_step import RefinedLeapfrog
+    from ladder_mcmc.hamiltonian.warmup.adaptation import HMCAdaptation
+    from ladder_mcmc.hamiltonian.warmup.probe_cap import ProbeCappedAdaptation
+
+    step_size, metric, adapt = leapfrog_start(None, None)
+    family = RefinedLeapfrog(TARGET, step_size, metric, 4)
+    kernel = auxiliary_lahmc(family, _TwoLevels(), 1.0, 4, adapt)
+    x = TARGET.sample(4, np.random.default_rng(0))
+    settings = Warmup(60)
+    assert type(family.adaptation(kernel, settings, x)) is HMCAdaptation
+    capped = family.adaptation(refined_lahmc(TARGET), settings, x)
+    assert type(capped) is ProbeCappedAdaptation
+    trace = sample(kernel, x, 20, seed=1, warmup=60)
+    assert trace.warmup.step_size > 0 and np.isfinite(trace.positions).all()
