@@ -370,11 +370,16 @@ def iterate(
     advance = None if everyone else done
     # ---- the chains that decided: move, flip or stay ----------------------------------
     code = xp.where(stop, _at(xp, plan.outcome, stage), plan.fallthrough)
-    accept = done & (code > 0)
+    host = xp is np  # on the host: `done &` dropped where every chain decided
+    accept = code > 0 if host and everyone else done & (code > 0)
     keep_old = done & ~accept
-    nxt = batch.where(keep_old, rs.origin, rung)  # the rung on the chains still undecided
-    nxt_lp = xp.where(keep_old, rs.log_density, lp)
-    new_direction = xp.where(done & (code == FLIP), -rs.direction, rs.direction)
+    if host and not keep_old.any():  # no chain goes back to its origin
+        nxt, nxt_lp = rung, lp
+    else:
+        nxt = batch.where(keep_old, rs.origin, rung)  # the rung on the chains still undecided
+        nxt_lp = xp.where(keep_old, rs.log_density, lp)
+    flip = code == FLIP if host and everyone else done & (code == FLIP)
+    new_direction = xp.where(flip, -rs.direction, rs.direction)
     carry = rs.carry
     if carry is not None:
         new_carry = rule.next_carry(carry, rs.u, code, xp.where(accept, ratio, 1.0))
@@ -414,7 +419,8 @@ def iterate(
         overhead=overhead,
     )
     # ---- the next step: its uniform, for the chains that go on to one ------------------
-    going_on = done & (rs.step + 1 < limit)
+    next_step = rs.step + 1
+    going_on = next_step < limit if host and everyone else done & (next_step < limit)
     fresh_u = rule.uniform(
         carry, draws.view(None if known(going_on.all()) else going_on), done.shape[0]
     )
@@ -436,7 +442,7 @@ def iterate(
             log_jacobian=zeros,
             first_prob=first_prob,
             energy_error=xp.full_like(memory, -xp.inf),
-            step=rs.step + 1,
+            step=next_step,
         )
         return new, record
     new = RaggedState(

@@ -20,6 +20,7 @@ import numpy as np
 from ladder_mcmc.arrays import TRACED, fori_loop, is_traced, namespace
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy
 from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.maps import ReversibleMap
 from ladder_mcmc.models.targets import Target, check_target, energy_and_grad, gradient
 from ladder_mcmc.validation import attrs_converter, attrs_validator, positive_finite, positive_int
@@ -55,7 +56,7 @@ def _carry(state: PhaseState, out: PhaseState) -> PhaseState:
     """
     if type(state) is PhaseState:
         return out
-    return attrs.evolve(state, x=out.x, v=out.v, energy=out.energy, grad=out.grad)
+    return batch.replace(state, x=out.x, v=out.v, energy=out.energy, grad=out.grad)
 
 
 @attrs.frozen(eq=False)
@@ -139,7 +140,7 @@ class Leapfrog(ReversibleMap):
 
     def flip(self, state: PhaseState) -> PhaseState:
         """``F (x, v) = (x, -v)``."""
-        return attrs.evolve(state, v=-state.v)
+        return batch.replace(state, v=-state.v)
 
     def forward(self, state: PhaseState) -> PhaseState:
         return _carry(state, self.advance(state, state.v))
@@ -194,13 +195,19 @@ class Leapfrog(ReversibleMap):
         vel = self.metric.velocity
         target = self.target
         v = v - (0.5 * eps) * grad
+        n = self.n_steps
+        if type(n) is int and type(x) is np.ndarray and type(v) is np.ndarray:
+            for _ in range(n - 1):  # on the host: the steps below as a plain loop
+                x = x + eps * vel(v)
+                v = v - eps * gradient(target, x)
+        else:
 
-        def step(_, xv):  # a drift, the gradient there, a whole kick (the merged half kicks)
-            x, v = xv
-            x = x + eps * vel(v)
-            return x, v - eps * gradient(target, x)
+            def step(_, xv):  # a drift, the gradient there, a whole kick (the merged half kicks)
+                x, v = xv
+                x = x + eps * vel(v)
+                return x, v - eps * gradient(target, x)
 
-        x, v = fori_loop(0, self.n_steps - 1, step, (x, v))
+            x, v = fori_loop(0, n - 1, step, (x, v))
         x = x + eps * vel(v)
         e, g = energy_and_grad(target, x)
         v = v - (0.5 * eps) * g

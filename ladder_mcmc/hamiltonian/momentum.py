@@ -17,10 +17,12 @@ from __future__ import annotations
 import math
 
 import attrs
+import numpy as np
 
 from ladder_mcmc.arrays import TRACED, is_traced, namespace
 from ladder_mcmc.hamiltonian.kinetic import PowerKinetic
 from ladder_mcmc.hamiltonian.metrics import Metric
+from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.refresh import Refresh
 from ladder_mcmc.validation import positive_finite, positive_int, randomising_probability
 
@@ -95,12 +97,17 @@ class MomentumRefresh(Refresh):
 
     def __call__(self, state, direction, rng):
         v = state.v
-        noise = direction[:, None] * self.metric.sample_momentum(rng, v.shape)
+        momentum = self.metric.sample_momentum(rng, v.shape)
+        if type(direction) is np.ndarray and type(momentum) is np.ndarray:
+            # on the host: ±1 as floats first (exact), a faster product than int8 × float
+            noise = direction.astype(momentum.dtype)[:, None] * momentum
+        else:
+            noise = direction[:, None] * momentum
         beta = self.beta
         if not is_traced(beta):
             if beta == 1:
-                return attrs.evolve(state, v=noise), direction
-            return attrs.evolve(
+                return batch.replace(state, v=noise), direction
+            return batch.replace(
                 state, v=math.sqrt(1.0 - beta) * v + math.sqrt(beta) * noise
             ), direction
         # β traced (a compiled kernel): β = 1 is a value, not a branch; the redraw exactly

@@ -114,16 +114,30 @@ def quiet_log_density_of(
     (e.g. the state before a refresh); shared leaves are not checked again.
     """
     lp = map_.log_density(state)
-    xp = namespace(lp)
-    if xp is not np:  # inside a compiled loop: no shortcut but the shared leaves
-        lp = xp.asarray(lp, dtype=xp.float64)
-        bad = ~xp.isfinite(lp) | ~_finite_rows(xp, state, known)
-        return xp.where(bad, -xp.inf, lp), bad
-    lp = np.asarray(lp, dtype=float)
+    if type(lp) is not np.ndarray or lp.dtype != _FLOAT:
+        xp = namespace(lp)
+        if xp is not np:  # inside a compiled loop: no shortcut but the shared leaves
+            lp = xp.asarray(lp, dtype=xp.float64)
+            bad = ~xp.isfinite(lp) | ~_finite_rows(xp, state, known)
+            return xp.where(bad, -xp.inf, lp), bad
+        lp = np.asarray(lp, dtype=float)
     if math.isfinite(np.add.reduce(lp, None)) and batch.surely_finite(state, known):
-        return lp, np.zeros(lp.shape, dtype=bool)
+        return lp, _none_bad(lp.shape)
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
     return np.where(bad, -np.inf, lp), bad
+
+
+_FLOAT = np.dtype(float)
+_NONE_BAD: dict[tuple, np.ndarray] = {}
+
+
+def _none_bad(shape: tuple) -> np.ndarray:
+    """A read-only all-False mask of ``shape``, made once per shape (no chain non-finite)."""
+    mask = _NONE_BAD.get(shape)
+    if mask is None:
+        mask = _NONE_BAD[shape] = np.zeros(shape, dtype=bool)
+        mask.flags.writeable = False
+    return mask
 
 
 def _finite_rows(xp: Any, state: Any, known: Any) -> Any:
