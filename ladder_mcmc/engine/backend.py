@@ -10,6 +10,14 @@ with a part JAX cannot trace is refused, naming the part (for a map, the functio
 target that does not trace: its ``energy``, ...); chosen automatically, the run
 falls back to numpy with a :class:`BackendWarning` that names it. Either way the
 choice and its reason are recorded (``Trace.backend``).
+
+On JAX, the chains run batched (``"vectorized"``: one map call on every chain) or one
+after another (``"sequential"``: :mod:`ladder_mcmc.engine.sequential`), as
+``sample(..., executor=Parallel(chains=...))`` asks; ``"auto"`` (default) times the
+target's gradient on the run's chains at once and on each chain alone
+(:func:`~ladder_mcmc.engine.sequential.probe`) and applies
+:func:`~ladder_mcmc.engine.sequential.chains_rule`. The choice, its reason and the
+timings are recorded with the backend.
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ import warnings
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ladder_mcmc.diagnostics.gradient import targets_of
+from ladder_mcmc.engine.sequential import chains_rule, check_chains, probe
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.validation import user_stacklevel
 
@@ -46,9 +56,20 @@ class Backend:
 
     name: str
     reason: str
+    chains: str = "vectorized"
+    chains_reason: str = ""
+    timings: dict | None = None
 
     def describe(self) -> dict:
-        return {"name": self.name, "reason": self.reason}
+        """``name`` and ``reason``; on JAX also ``chains``, ``chains_reason`` and, when
+        measured, ``timings`` (seconds per chain of the gradient batched and alone, and
+        of the probe)."""
+        out = {"name": self.name, "reason": self.reason}
+        if self.name == "jax":
+            out.update(chains=self.chains, chains_reason=self.chains_reason)
+            if self.timings is not None:
+                out["timings"] = dict(self.timings)
+        return out
 
 
 def is_jax_target(target: Any) -> bool:
@@ -56,17 +77,54 @@ def is_jax_target(target: Any) -> bool:
     return getattr(target, "jax_potential", None) is not None
 
 
-def choose_backend(kernel: Ladder, ks: LadderState, requested: str | None = None) -> Backend:
-    """The backend for ``kernel`` from the state ``ks`` (see the module docstring).
+def choose_backend(
+    kernel: Ladder, ks: LadderState, requested: str | None = None, chains: str = "auto"
+) -> Backend:
+    """The backend for ``kernel`` from the state ``ks``, and on JAX how its chains share
+    the loop (see the module docstring).
 
     Raises
     ------
     ValueError
         ``requested`` not ``None``, ``"numpy"`` or ``"jax"``; ``"jax"`` without JAX
-        installed, or with a part JAX cannot trace (named).
+        installed, or with a part JAX cannot trace (named); ``chains`` not ``"auto"``,
+        ``"vectorized"`` or ``"sequential"``, or ``"sequential"`` on numpy.
     """
+    check_chains(chains)
     if requested is not None and requested not in BACKENDS:
         raise ValueError(f"backend must be 'numpy', 'jax' or None, got {requested!r}")
+    chosen = _choose(kernel, ks, requested)
+    if chosen.name != "jax":
+        if chains == "sequential":
+            raise ValueError(
+                f"chains='sequential' runs on the JAX backend only; this run takes numpy "
+                f"({chosen.reason})"
+            )
+        return chosen
+    return choose_chains(kernel, ks, chosen, chains)
+
+
+def choose_chains(kernel: Ladder, ks: LadderState, chosen: Backend, chains: str) -> Backend:
+    """``chosen`` (a JAX backend) with how the chains share the loop: as asked, or for
+    ``"auto"`` by :func:`~ladder_mcmc.engine.sequential.chains_rule` on the timings of
+    :func:`~ladder_mcmc.engine.sequential.probe`."""
+    if chains != "auto":
+        return attrs.evolve(chosen, chains=chains, chains_reason=f"asked for (chains={chains!r})")
+    n = int(ks.direction.shape[0])
+    x = getattr(ks.state, "x", None)
+    shape = np.shape(x) if x is not None else ()
+    if n == 1:
+        return attrs.evolve(chosen, chains_reason="one chain")
+    dims = (None, shape[1]) if len(shape) == 2 else ()
+    targets = [t for t in targets_of(kernel) if getattr(t, "dim", None) in dims]
+    if not targets:
+        return attrs.evolve(chosen, chains_reason="no target gradient to time: chains batched")
+    timings = probe(targets[0], np.asarray(x, dtype=float))
+    choice, reason = chains_rule(timings["vectorized"], timings["sequential"])
+    return attrs.evolve(chosen, chains=choice, chains_reason=reason, timings=timings)
+
+
+def _choose(kernel: Ladder, ks: LadderState, requested: str | None) -> Backend:
     if requested == "numpy":
         return Backend("numpy", "asked for (backend='numpy')")
     targets = targets_of(kernel)
@@ -204,4 +262,11 @@ def _untraceable_target_function(kernel: Ladder, ks: LadderState) -> str | None:
     return None
 
 
-__all__ = ["BACKENDS", "Backend", "BackendWarning", "choose_backend", "untraceable_part"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "BackendWarning",
+    "choose_backend",
+    "choose_chains",
+    "untraceable_part",
+]

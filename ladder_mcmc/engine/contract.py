@@ -74,20 +74,32 @@ class Driver(Protocol):
     ) -> LadderState: ...
 
 
-def driver_for(kernel: Ladder, schedule: str, backend: str = "numpy") -> Driver:
+def driver_for(
+    kernel: Ladder, schedule: str, backend: str = "numpy", chains: str = "vectorized"
+) -> Driver:
     """The driver that runs ``kernel`` on ``schedule`` and ``backend``.
 
     ``"synchronous"``: :func:`~ladder_mcmc.engine.synchronous.run_synchronous` (numpy
     only). ``"ragged"``: :func:`~ladder_mcmc.engine.numpy_loop.run_numpy` on
-    ``"numpy"``, :func:`~ladder_mcmc.engine.jax_loop.run_jax` on ``"jax"``.
+    ``"numpy"``, :func:`~ladder_mcmc.engine.jax_loop.run_jax` on ``"jax"``, or with
+    ``chains="sequential"`` :func:`~ladder_mcmc.engine.sequential.run_sequential` (the
+    chains one after another in the compiled loop).
 
     Raises
     ------
     ValueError
-        For another schedule or backend, or the synchronous schedule on JAX.
+        For another schedule, backend or ``chains``, the synchronous schedule on JAX, or
+        sequential chains on numpy.
     """
     if backend not in ("numpy", "jax"):
         raise ValueError(f"backend must be 'numpy' or 'jax', got {backend!r}")
+    if chains not in ("vectorized", "sequential"):
+        raise ValueError(f"chains must be 'vectorized' or 'sequential', got {chains!r}")
+    if chains == "sequential" and (backend != "jax" or schedule != "ragged"):
+        raise ValueError(
+            "chains='sequential' runs on the compiled ragged loop only, got "
+            f"backend={backend!r}, schedule={schedule!r}"
+        )
     if schedule == "synchronous":
         if backend != "numpy":
             raise ValueError(
@@ -96,6 +108,10 @@ def driver_for(kernel: Ladder, schedule: str, backend: str = "numpy") -> Driver:
             )
         return run_synchronous
     if schedule == "ragged":
+        if chains == "sequential":
+            from ladder_mcmc.engine.sequential import run_sequential
+
+            return run_sequential
         if backend == "jax":
             from ladder_mcmc.engine.jax_loop import run_jax
 

@@ -94,6 +94,7 @@ def save(run: Run) -> None:
         "kernel": run.user_kernel,
         "schedule": run.schedule,
         "backend": run.backend.name if run.backend.reason.startswith("asked") else None,
+        "chains": run.backend.chains if run.backend.name == "jax" else None,
         "block": run.block,
         "n_steps": rec.n_steps,
         "thin": rec.thin,
@@ -120,7 +121,7 @@ def save(run: Run) -> None:
 def execute(run: Run, progress: bool) -> Trace:
     """Run blocks until the recorder is full; checkpoint after each block."""
     rec = run.recorder
-    driver = driver_for(run.kernel, run.schedule, run.backend.name)
+    driver = driver_for(run.kernel, run.schedule, run.backend.name, run.backend.chains)
     bar = Progress(rec.n_steps, enabled=progress)
     bar.update(rec.completed())
     interrupted = False
@@ -201,12 +202,17 @@ def json_roundtrip(description: dict) -> dict:
     return json.loads(json.dumps(description))
 
 
-def backend_for(kernel: Ladder, ks: LadderState, schedule: str, asked: str | None) -> Backend:
+def backend_for(
+    kernel: Ladder, ks: LadderState, schedule: str, asked: str | None, chains: str = "auto"
+) -> Backend:
     """What runs the steps: the synchronous schedule on numpy (the reference
     ``Ladder.step``), the ragged one on the backend
-    :func:`~ladder_mcmc.engine.backend.choose_backend` picks (``asked``: the user's)."""
+    :func:`~ladder_mcmc.engine.backend.choose_backend` picks (``asked`` and ``chains``:
+    the user's)."""
     if schedule != "synchronous":
-        return choose_backend(kernel, ks, asked)
+        return choose_backend(kernel, ks, asked, chains)
+    if chains == "sequential":
+        raise ValueError("chains='sequential': schedule='synchronous' runs on numpy only")
     if asked not in (None, "numpy"):
         raise ValueError(
             f"backend={asked!r}: schedule='synchronous' runs on numpy only (the "

@@ -98,6 +98,12 @@ def _restore_draws(
     return new_file
 
 
+def _chains(meta: dict) -> str:
+    """How the checkpointed run's chains shared the compiled loop ("auto" if unrecorded),
+    so that the continuation takes the same floating-point code."""
+    return meta.get("chains") or "auto"
+
+
 def _restore_streams(path: Path, meta: dict, trees: dict) -> ChainStreams:
     """The run's random streams as the checkpoint left them."""
     if "streams" not in meta:
@@ -233,7 +239,7 @@ def resume(
         recorder,
         _restore_streams(path, meta, trees),
         meta["schedule"],
-        backend_for(kernel, ks, meta["schedule"], meta.get("backend")),
+        backend_for(kernel, ks, meta["schedule"], meta.get("backend"), _chains(meta)),
         int(meta["block"]),
         warm,
         path,

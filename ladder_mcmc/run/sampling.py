@@ -125,7 +125,8 @@ def sample(
         chooses JAX for a JAX target (:func:`~ladder_mcmc.models.from_jax`,
         :func:`~ladder_mcmc.models.from_pymc`) whose kernel's parts all trace, numpy
         otherwise; ``"jax"`` refuses a kernel with a part JAX cannot trace (naming it).
-        ``trace.backend`` records what ran and why.
+        ``trace.backend`` records what ran and why (on JAX also how the chains share
+        the compiled loop: ``Parallel(chains=...)``, ``executor`` below).
     schedule : {"ragged", "synchronous"}
         ``"ragged"`` (default): every map call advances every chain by one rung
         (:mod:`ladder_mcmc.engine.ragged`). ``"synchronous"``: all chains step together
@@ -162,6 +163,12 @@ def sample(
         ``groups``) run through the executor (a process pool; Dask's
         ``Client.get_executor()``); each chain keeps its own stream
         (:mod:`ladder_mcmc.run.parallel`). Not with ``checkpoint`` or ``draws_file``.
+        ``Parallel(chains=...)`` (with or without an executor) sets how the chains share
+        the compiled loop on JAX: ``"vectorized"`` (one map call on every chain),
+        ``"sequential"`` (one chain after another, for a target whose batched gradient
+        costs more per chain than one chain's), or ``"auto"`` (default: the gradient is
+        timed both ways at the start; :mod:`ladder_mcmc.engine.sequential`). Warm-up runs
+        the chains batched; the draws agree to rounding either way.
     draws_file : path, optional
         Stream the draws to this ``.npy`` file (memory-mapped; must not exist)
         instead of holding them in memory: ``trace.states`` is then a
@@ -198,6 +205,9 @@ def sample(
     checks = boolean("checks", checks)
     progress = interactive() if progress is None else boolean("progress", progress)
     settings, saving, parallel = as_warmup(warmup), as_checkpoint(checkpoint), as_parallel(executor)
+    chains = "auto" if parallel is None else parallel.chains
+    if parallel is not None and parallel.executor is None:
+        parallel = None  # the chains' arrangement only
     if parallel is not None:
         _refuse_beside_executor(seed, saving, draws_file)
     adaptation = adaptation_for(kernel, settings, init, checks)
@@ -215,6 +225,7 @@ def sample(
             seed,
             warmup=attrs.evolve(settings, steps=steps),
             backend=backend,
+            executor=Parallel(chains=chains),  # each group's chains, in its process
             schedule=schedule,
             thin=thin,
             checks=False,  # checked below, once, on all the chains
@@ -222,7 +233,9 @@ def sample(
         if checks and adaptation is not None and trace.warmup is not None:
             adaptation.check(trace.warmup)
     else:
-        run = _start(kernel, init, n_steps, seed, schedule, backend, thin, saving, draws_path)
+        run = _start(
+            kernel, init, n_steps, seed, schedule, backend, thin, saving, draws_path, chains
+        )
         if adaptation is not None and _warm_up(run, adaptation, progress):
             return trace_of(run, run.ks, interrupted=True)  # the warm-up's last state
         trace = execute(run, progress)
@@ -263,6 +276,7 @@ def _start(
     thin: int,
     saving: Checkpoint | None,
     draws_file: Path | None,
+    chains: str = "auto",
 ) -> Run:
     """The run before its first step (and before warm-up)."""
     path = None if saving is None else saving.path
@@ -284,7 +298,7 @@ def _start(
     if path is not None:
         described["parameters_sha256"] = kernel_fingerprint(kernel)
     ks = initial_state(kernel, init, streams.view())
-    chosen = backend_for(kernel, ks, schedule, backend)
+    chosen = backend_for(kernel, ks, schedule, backend, chains)
     allocate = None
     if draws_file is not None:  # every leaf's file, now that the draws' structure is known
         check_draws_file(draws_file, len(batch.leaves(kernel.map.draw(ks.state))))

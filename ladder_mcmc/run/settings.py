@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.engine.sequential import check_chains
 from ladder_mcmc.engine.warmup import Warmup
 from ladder_mcmc.validation import positive_int
 
@@ -31,8 +32,8 @@ def _as_every(value: Any) -> int | None:
     return None if value is None else positive_int("checkpoint every", value)
 
 
-def _as_executor(value: Any) -> Executor:
-    if not isinstance(value, Executor):
+def _as_executor(value: Any) -> Executor | None:
+    if value is not None and not isinstance(value, Executor):
         raise ValueError(
             f"executor must be a concurrent.futures.Executor (a process pool, or Dask's "
             f"Client.get_executor()), got {value!r}"
@@ -68,23 +69,30 @@ class Checkpoint:
 
 @attrs.frozen
 class Parallel:
-    """Chains split into ``groups`` contiguous groups, run through ``executor``
-    (:mod:`ladder_mcmc.run.parallel`).
+    """How the chains run side by side: split into ``groups`` contiguous groups run through
+    ``executor`` (:mod:`ladder_mcmc.run.parallel`), and, on JAX, batched or one after
+    another in the compiled loop (``chains``: :mod:`ladder_mcmc.engine.sequential`).
 
     Parameters
     ----------
-    executor : concurrent.futures.Executor
+    executor : concurrent.futures.Executor, optional
         A process pool, or Dask's ``Client.get_executor()``; the kernel and the initial
         values must then pickle (module-level targets and functions, or a ``from_jax``
         model, which pickles as its function; Dask also sends lambdas). A JAX model
-        needs a pool started with ``spawn`` or ``forkserver``.
+        needs a pool started with ``spawn`` or ``forkserver``. None (default): the
+        chains run in this process.
     groups : int
-        Groups of chains (default 2), at most the number of chains; each chain keeps its
-        own random stream, and each group warms up on its own chains.
+        Groups of chains (default 2) with an executor, at most the number of chains;
+        each chain keeps its own random stream, and each group warms up on its own chains.
+    chains : {"auto", "vectorized", "sequential"}
+        On JAX: ``"vectorized"``, one map call on every chain; ``"sequential"``, the
+        chains one after another, each a batch of one; ``"auto"`` (default) times the
+        target's gradient both ways and chooses (``trace.backend`` records it).
     """
 
-    executor: Executor = attrs.field(converter=_as_executor)
+    executor: Executor | None = attrs.field(default=None, converter=_as_executor)
     groups: int = attrs.field(default=2, converter=lambda v: positive_int("groups", v))
+    chains: str = attrs.field(default="auto", converter=check_chains)
 
 
 def as_warmup(value: Any) -> Warmup:
@@ -106,7 +114,8 @@ def as_checkpoint(value: Any) -> Checkpoint | None:
 
 
 def as_parallel(value: Any) -> Parallel | None:
-    """``sample``'s ``executor``: None, an executor (two groups), or a :class:`Parallel`."""
+    """``sample``'s ``executor``: None, an executor (two groups), or a :class:`Parallel`
+    (with ``executor=None``, the chains' arrangement only)."""
     if value is None or isinstance(value, Parallel):
         return value
     if isinstance(value, Executor):

@@ -27,6 +27,7 @@ from ladder_mcmc import (
     LookAhead,
     LookAheadRule,
     MomentumRefresh,
+    Parallel,
     Refresh,
     hmc,
     lahmc,
@@ -91,7 +92,8 @@ def test_a_jax_target_whose_parts_trace_runs_on_jax():
     kernel = Ladder(Leapfrog(JAX_TARGET, 0.5, 3), LookAheadRule(3), MomentumRefresh(0.5))
     before = jax_loop.compilations()
     trace = _run(kernel)
-    assert trace.backend == {
+    recorded = {k: trace.backend[k] for k in ("name", "reason")}
+    assert recorded == {
         "name": "jax",
         "reason": "a JAX target, and every part of the kernel traces",
     }
@@ -118,9 +120,11 @@ def test_a_numpy_target_runs_on_numpy_with_the_reason():
         cycle_trace.backend["reason"] == "the kernel's map is not a JAX target (no jax_potential)"
     )
     # a numpy target written with xp may be asked to run on JAX
-    assert _run(kernel, backend="jax").backend == {
+    assert _run(kernel, backend="jax", executor=Parallel(chains="vectorized")).backend == {
         "name": "jax",
         "reason": "asked for (backend='jax')",
+        "chains": "vectorized",
+        "chains_reason": "asked for (chains='vectorized')",
     }
 
 
@@ -226,8 +230,8 @@ def test_sample_runs_the_driver_driver_for_picks(monkeypatch):
     """``sample`` calls ``driver_for`` and nothing else to choose."""
     chosen = []
 
-    def spy(kernel, schedule, backend="numpy"):
-        driver = driver_for(kernel, schedule, backend)
+    def spy(kernel, schedule, backend="numpy", chains="vectorized"):
+        driver = driver_for(kernel, schedule, backend, chains)
         chosen.append(driver)
         return driver
 
