@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ladder_mcmc.engine.ragged import Plan, RaggedState, iterate, start, step_stats
+from ladder_mcmc.engine.ragged import (
+    Plan,
+    RaggedState,
+    _all_decided,
+    iterate,
+    start,
+    step_stats,
+)
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -87,7 +94,8 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         rs, rec = iterate(kernel, plan, rs, draws, n_steps)
         if rec is None:
             continue
-        everyone = bool(rec.decided.all())
+        decided = rec.decided  # (all decided: the one mask iterate keeps per size)
+        everyone = decided is _all_decided(decided.shape[0]) or bool(decided.all())
         if everyone and in_sync:
             recorder.record_row(
                 int(rec.step[0]), rec.draw, rec.rung, rec.n_moves, rec.non_finite,

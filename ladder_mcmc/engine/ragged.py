@@ -284,6 +284,18 @@ def _at(xp: Any, table: np.ndarray, stage: Any) -> Any:
     return out
 
 
+_DECIDED: dict[int, np.ndarray] = {}
+
+
+def _all_decided(n: int) -> np.ndarray:
+    """A read-only all-True mask of ``n`` chains, made once per ``n`` (host)."""
+    out = _DECIDED.get(n)
+    if out is None:
+        out = _DECIDED[n] = np.ones(n, dtype=bool)
+        out.flags.writeable = False
+    return out
+
+
 def iterate(
     kernel: Ladder,
     plan: Plan,
@@ -317,6 +329,7 @@ def iterate(
     """
     rule, map_ = kernel.rule, kernel.map
     xp = namespace(rs.log_density)
+    host = xp is np  # a few shortcuts on the host below (the same values)
     stage = rs.stage
     # ---- one map call: every chain advances one rung --------------------------------
     if plan.any_jump:
@@ -344,10 +357,13 @@ def iterate(
     memory, cumulative = rule.update(rs.memory, stage, ratio)
     memory = xp.asarray(memory, dtype=xp.float64)
     cumulative = xp.asarray(cumulative, dtype=xp.float64)
-    first_prob = xp.where(stage == 0, cumulative, rs.first_prob)
+    first_prob = cumulative  # one stage, on the host: every chain is at stage 0
+    if plan.last or not host:
+        first_prob = xp.where(stage == 0, cumulative, rs.first_prob)
     stop = rs.u < cumulative
     if plan.last == 0 and active is None:  # one stage: every chain decides
-        done, everyone = xp.ones(stop.shape, dtype=bool), True
+        done = _all_decided(stop.shape[0]) if host else xp.ones(stop.shape, dtype=bool)
+        everyone = True
     else:
         done = stop | (stage == plan.last)
         if active is not None:
@@ -370,8 +386,7 @@ def iterate(
     advance = None if everyone else done
     # ---- the chains that decided: move, flip or stay ----------------------------------
     code = xp.where(stop, _at(xp, plan.outcome, stage), plan.fallthrough)
-    host = xp is np  # on the host: `done &` dropped where every chain decided
-    accept = code > 0 if host and everyone else done & (code > 0)
+    accept = code > 0 if host and everyone else done & (code > 0)  # host: no `done &` needed
     keep_old = done & ~accept
     if host and not keep_old.any():  # no chain goes back to its origin
         nxt, nxt_lp = rung, lp
@@ -426,8 +441,14 @@ def iterate(
     )
     fresh_u = xp.asarray(fresh_u, dtype=xp.float64)
     if everyone:
-        zeros_int = xp.zeros_like(n_moves)
-        zeros = xp.zeros_like(memory)
+        if host:
+            n = n_moves.shape[0]
+            zeros_int, zeros = np.zeros(n, n_moves.dtype), np.zeros(n, memory.dtype)
+            no_error = np.empty(n, memory.dtype)
+            no_error.fill(-np.inf)
+        else:
+            zeros_int, zeros = xp.zeros_like(n_moves), xp.zeros_like(memory)
+            no_error = xp.full_like(memory, -xp.inf)
         new = RaggedState(
             origin=ref,
             current=ref,
@@ -441,7 +462,7 @@ def iterate(
             non_finite=zeros_int,
             log_jacobian=zeros,
             first_prob=first_prob,
-            energy_error=xp.full_like(memory, -xp.inf),
+            energy_error=no_error,
             step=next_step,
         )
         return new, record
