@@ -31,6 +31,13 @@ Sections (``--only`` picks some; all by default):
 * ``models``: ``lahmc(target)`` (defaults) against NUTS on eight schools (non-centred)
   and the 1000 × 20 logistic regression, JAX, 4 chains, the same protocol; ESS/s with
   compile time excluded and included.
+* ``warmup``: warm-up at sampling speed. ``lahmc(target)`` (defaults, ``backend="jax"``),
+  4 chains × (1000 + 1000), on the logistic regression, eight schools and the 100-d
+  Gaussian: wall seconds per gradient of warm-up (``trace.warmup.wall_time`` over its
+  gradients) and of sampling (``trace.wall_time`` over its), the second of two runs in
+  the process (compiled); the compiled warm-up's calls (host round-trips), and its loop's
+  iterations (map calls on the batch) over its steps' map calls per chain (1: no chain
+  ever waits for another).
 * ``many``: the 100-d Gaussian at 64 and 1024 chains, ``lahmc(target)`` against NUTS
   ``chain_method="vectorized"``, ESS/s compile excluded (1024 chains: 500 + 500 steps).
   ``--many-models`` and ``--many-chains`` choose others, e.g. on a GPU
@@ -91,7 +98,7 @@ from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
 from ladder_mcmc.engine import jax_loop  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell, from_jax  # noqa: E402
 
-SECTIONS = ("floor", "iteration", "numpy", "custom", "rough", "models", "many")
+SECTIONS = ("floor", "iteration", "numpy", "custom", "rough", "models", "many", "warmup")
 
 
 # ---- a map and a rule a user writes ----------------------------------------------------
@@ -193,6 +200,30 @@ def timed(kernel, init, n, seed, **kw) -> dict:
         "compilations": nuts_peers.compile_totals()[1] - count,
         "grads": float(np.sum(trace.grad_evals)),
         "warm_grads": warm,
+    }
+
+
+def warmup_speed(key: str, chains: int, n_warmup: int, n_draws: int, seed: int) -> dict:
+    """Seconds per gradient of warm-up and of sampling in one compiled run of
+    ``lahmc(target)`` (a first run compiles), and the warm-up's compiled calls."""
+    from ladder_mcmc.engine import jax_warmup
+
+    m = model_zoo.model(key)
+    target = from_jax(m["log_density"], m["dim"], parameters=m["parameters"])
+    init, sample_seed = m["init"](seed, chains)
+    kw = {"warmup": n_warmup, "backend": "jax", "checks": False}
+    timed(lahmc(target), init, n_draws, sample_seed, **kw)
+    calls, iterations, moves = jax_warmup.segment_calls()
+    init, sample_seed = m["init"](seed, chains)
+    r = timed(lahmc(target), init, n_draws, sample_seed, **kw)
+    trace = r["trace"]
+    return {
+        "warm": trace.warmup.wall_time / r["warm_grads"],
+        "sample": trace.wall_time / r["grads"],
+        "calls": jax_warmup.segment_calls()[0] - calls,
+        "waiting": (jax_warmup.segment_calls()[1] - iterations)
+        / (jax_warmup.segment_calls()[2] - moves),
+        "compile": r["compile"],
     }
 
 
@@ -515,6 +546,25 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"| {name} | {chains} | {per * 1e6:.2f} | {per / base:.2f} |")
                 print(lines[-1], flush=True)
         body += ["", "### Your own map and rule, compiled", "", *lines]
+
+    if "warmup" in args.only:
+        lines = [
+            "| model | chains | warm-up µs/grad | sampling µs/grad | ratio (aim ≤ 1.2) | "
+            "warm-up calls | warm-up iterations per map call of a chain |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        w, d = (200, 300) if args.quick else (1000, 1000)
+        for key in ("logistic", "eight_schools", "gauss100"):
+            rows = [warmup_speed(key, 4, w, d, seed) for seed in seeds]
+            warm = float(np.median([r["warm"] for r in rows]))
+            samp = float(np.median([r["sample"] for r in rows]))
+            lines.append(
+                f"| {key} | 4 | {warm * 1e6:.2f} | {samp * 1e6:.2f} | {warm / samp:.2f} | "
+                f"{rows[0]['calls']} | {rows[0]['waiting']:.2f} |"
+            )
+            print(lines[-1], flush=True)
+        body += ["", f"### Warm-up at sampling speed ({w} + {d} steps, medians over seeds)",
+                 "", *lines]  # fmt: skip
 
     sampling: dict = {}
     aims = {}

@@ -1,13 +1,17 @@
-"""Warm-up inside the compiled loop: sub-blocks, their updates and kernel rebuilds in one call.
+"""Warm-up inside the compiled loop: the chains ragged, the updates inside the loop.
 
 :func:`run_segment` runs one segment of an :class:`~ladder_mcmc.engine.warmup.Adaptation`'s
-schedule in calls of up to :data:`~ladder_mcmc.engine.jax_loop.BLOCK` steps. Inside a
-call, a ``lax.while_loop`` over sub-blocks of ``adaptation.every`` steps: the kernel at
-the adaptation's current values (``adaptation.kernel``, its adapted values traced), every
-chain through the sub-block's steps on the ragged step
-(:func:`~ladder_mcmc.engine.ragged.iterate`, an inner ``lax.while_loop``), then
-``adaptation.update`` on the sub-block's rung codes and draws. The numpy warm-up runs the
-same sub-blocks on the host loop, with the same random numbers and the same ``update``.
+schedule in calls of up to :data:`~ladder_mcmc.engine.jax_loop.BLOCK` steps. A call is
+one ``lax.while_loop`` over iterations of the ragged step
+(:func:`~ladder_mcmc.engine.ragged.iterate`), every chain at the kernel of its own
+sub-block of ``adaptation.every`` steps: sub-block ``b`` runs at the adaptation's state
+after sub-block ``b − 2``, so two states are in use, the leaves of their kernels
+(``adaptation.kernel``) that differ are chosen per chain, and the step runs under
+``jax.vmap`` over the chains. A chain a sub-block ahead of the slowest waits; when the
+slowest finishes a sub-block, ``adaptation.update`` takes its rung codes and draws
+(a ring of two sub-blocks) inside the loop. The numpy warm-up runs the same sub-blocks
+at the same states on the host loop, with the same random numbers and the same
+``update``.
 """
 
 from __future__ import annotations
@@ -25,79 +29,132 @@ from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, st
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
+_CALLS = {"calls": 0, "iterations": 0, "moves": 0.0}
 
-def _segment(kernel0, ks, state, uniforms, normals, count, first, width, adaptation):
-    """``count`` warm-up steps (the first is warm-up step ``first``) in sub-blocks:
-    ``(ks, state, outputs)``, outputs (chains, width) rung codes and gradient counts."""
+
+def segment_calls() -> tuple[int, int, float]:
+    """Compiled warm-up calls (host round-trips), their loops' iterations (map calls on
+    the batch) and their steps' map calls per chain, so far in this process: a loop in
+    which no chain waits makes as many iterations as map calls per chain."""
+    return _CALLS["calls"], _CALLS["iterations"], _CALLS["moves"]
+
+
+def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width, adaptation):
+    """``count`` warm-up steps (the first is warm-up step ``first``), the chains ragged:
+    ``(ks, state, lagged, outputs)``, outputs (chains, width) rung codes and gradient
+    counts. ``state``: after the updates of every finished sub-block; ``lagged``: before
+    the last of them (what the sub-block after it runs at)."""
     import jax
     import jax.numpy as jnp
 
     jax_loop.count_compilation()
     every = adaptation.every
+    ring = 2 * every  # the sub-blocks in flight: the oldest unfinished one and the next
     plan = Plan.of(kernel0.rule)
     n = ks.direction.shape[0]
     rows = jnp.arange(n)
     keeps = adaptation.keeps_draws
+    draw_shape = jax.eval_shape(kernel0.map.draw, ks.state) if keeps else None
+    sub_rows = Packing({"rung": rows.astype(jnp.float64), "draw": draw_shape})
+    floats = rows.astype(jnp.float64)
+    out_rows = Packing({"rung": floats, "grads": floats, "moves": floats})
 
-    def grads_of(kernel: Ladder, rec: StepRecord):
-        per_move = kernel.map.cost if rec.cost is None else rec.cost
-        out = rec.n_moves * per_move
-        return out if rec.overhead is None else out + rec.overhead
+    def per_chain(current, lagged, newer):
+        """The kernels at ``lagged`` and ``current`` as one tree, the leaves they differ in
+        chosen per chain (``newer``: ``current``'s)."""
+        old, tree = jax.tree_util.tree_flatten(adaptation.kernel(kernel0, lagged))
+        new = jax.tree_util.tree_leaves(adaptation.kernel(kernel0, current))
+        varying = tuple(i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a is not b)
+        values = [
+            jnp.where(newer.reshape((n,) + (1,) * jnp.ndim(new[i])), new[i], old[i])
+            for i in varying
+        ]
+        return tree, old, varying, values
 
-    def run_sub(kernel, ks, offsets, out, lo, hi):
-        """Every chain from step ``lo`` to ``hi`` at ``kernel``; the steps written into the
-        call's outputs ``out`` and a sub-block buffer of rung codes and draws (packed rows,
-        :class:`~ladder_mcmc.engine.pytree.Packing`: one scatter each per iteration)."""
-        d = BlockDraws(uniforms, normals, offsets)
-        rs = start(kernel, ks, jnp.full(n, lo, dtype=jnp.int64), d)
-        carried = jax_loop.Carried((rs, d.offsets))
-        draw_shape = jax.eval_shape(kernel.map.draw, ks.state) if keeps else None
-        sub_rows = Packing({"rung": rows.astype(jnp.float64), "draw": draw_shape})
-        sub = sub_rows.zeros(n * (every + 1))
+    def one_chain(tree, leaves, varying):
+        def one(values, rs, u, z, offsets, active):
+            leaves_c = list(leaves)
+            for i, v in zip(varying, values, strict=True):
+                leaves_c[i] = v
+            kernel = jax.tree_util.tree_unflatten(tree, leaves_c)
+            d = BlockDraws(u[None], z[None], offsets[None])
+            rs, rec = iterate(
+                kernel, plan, jax.tree_util.tree_map(lambda x: x[None], rs), d, count, active[None]
+            )
+            per_move = kernel.map.cost if rec.cost is None else rec.cost
+            grads = rec.n_moves * per_move
+            grads = grads if rec.overhead is None else grads + rec.overhead
+            kept = (rs, d.offsets, rec, grads)
+            return jax.tree_util.tree_map(lambda x: x[0], kept)
 
-        def cond(c):
-            rs, _ = carried.unpack(c[0])
-            return jnp.any(rs.step < hi)
+        return one
 
-        def body(c):
-            packed, sub, out = c
-            rs, offsets = carried.unpack(packed)
-            d = BlockDraws(uniforms, normals, offsets)
-            rs, rec = iterate(kernel, plan, rs, d, hi, rs.step < hi)
-            rung = rec.rung.astype(jnp.float64)  # exact: one float row per chain
-            column = jnp.where(rec.decided, rec.step - lo, every)
-            kept = {"rung": rung, "draw": rec.draw if keeps else None}
-            sub = sub_rows.write(sub, rows * (every + 1) + column, kept)
-            at = jnp.where(rec.decided, rec.step, width)
-            grads = grads_of(kernel, rec).astype(jnp.float64)
-            out = out_rows.write(out, rows * (width + 1) + at, {"rung": rung, "grads": grads})
-            return carried.pack((rs, d.offsets)), sub, out
-
-        packed, sub, out = jax.lax.while_loop(cond, body, (carried.pack((rs, d.offsets)), sub, out))
-        rs, offsets = carried.unpack(packed)
-        sub = sub_rows.unpack(tuple(buf.reshape((n, every + 1) + buf.shape[1:]) for buf in sub))
-        return rs.ladder_state(), offsets, sub["rung"].astype(jnp.int64), sub["draw"], out
+    def update(current, lagged, sub, done, valid):
+        """The sub-block ``done`` (its rows in the ring) fed to the adaptation."""
+        buf = sub_rows.unpack(tuple(b.reshape((n, ring + 1) + b.shape[1:]) for b in sub))
+        cols = (done % 2) * every + jnp.arange(every)
+        rungs = buf["rung"][:, cols].astype(jnp.int64).T
+        draws = jnp.swapaxes(buf["draw"][:, cols], 0, 1) if keeps else None
+        return adaptation.update(current, rungs, draws, first + done * every, valid), current
 
     def cond(c):
-        return c[4] < count
+        rs, _ = carried.unpack(c[0])
+        return jnp.any(rs.step < count)
 
     def body(c):
-        ks, state, offsets, out, lo = c
-        kernel = adaptation.kernel(kernel0, state)
-        hi = jnp.minimum(lo + every, count)
-        ks, offsets, rungs, draws, out = run_sub(kernel, ks, offsets, out, lo, hi)
-        draws = jnp.swapaxes(draws[:, :every], 0, 1) if keeps else None
-        state = adaptation.update(state, rungs[:, :every].T, draws, first + lo, hi - lo)
-        return ks, state, offsets, out, hi
+        packed, sub, out, current, lagged, done, k = c
+        rs, offsets = carried.unpack(packed)
+        block = rs.step // every
+        # a chain runs sub-block b at the state after sub-block b − 2: it waits only when
+        # a whole sub-block ahead of the slowest chain
+        active = (rs.step < count) & (block <= done + 1)
+        tree, leaves, varying, values = per_chain(current, lagged, block > done)
+        one = one_chain(tree, leaves, varying)
+        rs, offsets, rec, grads = jax.vmap(one)(values, rs, uniforms, normals, offsets, active)
+        rung = rec.rung.astype(jnp.float64)  # exact: one float row per chain
+        column = jnp.where(rec.decided, rec.step % ring, ring)
+        draw = rec.draw if keeps else None
+        sub = sub_rows.write(sub, rows * (ring + 1) + column, {"rung": rung, "draw": draw})
+        at = jnp.where(rec.decided, rec.step, width)
+        counts = {"grads": grads, "moves": rec.n_moves}
+        out = out_rows.write(
+            out,
+            rows * (width + 1) + at,
+            {"rung": rung, **{k: v.astype(jnp.float64) for k, v in counts.items()}},
+        )
+        finished = jnp.min(rs.step) >= (done + 1) * every
+        current, lagged = jax.lax.cond(
+            finished,
+            lambda: update(current, lagged, sub, done, every),
+            lambda: (current, lagged),
+        )
+        return carried.pack((rs, offsets)), sub, out, current, lagged, done + finished, k + 1
 
-    # the call's rung codes and gradient counts, as floats (exact) in one packed array
-    out_rows = Packing({"rung": rows.astype(jnp.float64), "grads": rows.astype(jnp.float64)})
+    kernel = adaptation.kernel(kernel0, lagged)
+    d = BlockDraws(uniforms, normals, jnp.zeros((n, 2), dtype=jnp.int64))
+    rs = start(kernel, ks, jnp.zeros(n, dtype=jnp.int64), d)
+    offsets = d.offsets
+    carried = jax_loop.Carried((rs, offsets))
+    sub = sub_rows.zeros(n * (ring + 1))
     out = out_rows.zeros(n * (width + 1))
-    offsets = jnp.zeros((n, 2), dtype=jnp.int64)
-    carry = (ks, state, offsets, out, jnp.zeros((), dtype=jnp.int64))
-    ks, state, _, out, _ = jax.lax.while_loop(cond, body, carry)
+    done = jnp.zeros((), dtype=jnp.int64)
+    carry = (carried.pack((rs, offsets)), sub, out, state, lagged, done, done)
+    packed, sub, out, state, lagged, done, iterations = jax.lax.while_loop(cond, body, carry)
+    # a last sub-block cut short by the segment's end
+    state, lagged = jax.lax.cond(
+        done * every < count,
+        lambda: update(state, lagged, sub, done, count - done * every),
+        lambda: (state, lagged),
+    )
+    rs, _ = carried.unpack(packed)
     out = out_rows.unpack(tuple(buf.reshape((n, width + 1) + buf.shape[1:]) for buf in out))
-    return ks, state, {k: v[:, :width].astype(jnp.int64) for k, v in out.items()}
+    outputs = {k: v[:, :width].astype(jnp.int64) for k, v in out.items()}
+    return rs.ladder_state(), state, lagged, outputs, iterations
+
+
+def _numbers(streams: ChainStreams, n: int, count: int, per_step: tuple, width: int):
+    steps = np.full(n, count, dtype=np.int64)
+    return draw_block(streams, steps, per_step[0], per_step[1], width)
 
 
 @lru_cache(maxsize=1)
@@ -128,17 +185,26 @@ def run_segment(
     with jax.enable_x64(True):
         per_step = consumption(kernel, ks)
         fn = _compiled()
+        # calls of whole sub-blocks (the updates fall on the steps the host's fall on), of
+        # one width (one compilation for every segment)
+        width = jax_loop.BLOCK
+        longest = width - width % adaptation.every
+        counts = [min(longest, stop - t) for t in range(start_step, stop, longest)]
+        numbers = _numbers(streams, n, counts[0], per_step, width)
         t = start_step
-        while t < stop:
-            # calls of whole sub-blocks: the updates fall on the steps the host's fall on
-            count = min(jax_loop.BLOCK - jax_loop.BLOCK % adaptation.every, stop - t)
-            width = jax_loop.BLOCK  # one width: one compilation for every segment
-            steps = np.full(n, count, dtype=np.int64)
-            numbers = draw_block(streams, steps, per_step[0], per_step[1], width)
-            ks, state, out = fn(
-                kernel, ks, state, *numbers, count, t, width=width, adaptation=adaptation
+        lagged = state  # a segment's first two sub-blocks run at its first state
+        for i, count in enumerate(counts):
+            _CALLS["calls"] += 1
+            ks, state, lagged, out, iterations = fn(
+                kernel, ks, state, lagged, *numbers, count, t, width=width, adaptation=adaptation
             )
+            # dispatched, not waited for: the next call's numbers are drawn meanwhile (the
+            # same numbers: the streams are read in the same order)
+            if i + 1 < len(counts):
+                numbers = _numbers(streams, n, counts[i + 1], per_step, width)
             out = jax.device_get(out)
+            _CALLS["iterations"] += int(iterations)
+            _CALLS["moves"] += float(out["moves"][:, :count].mean(axis=0).sum())
             rungs[t : t + count] = out["rung"][:, :count].T
             grads[t : t + count] = out["grads"][:, :count].T
             t += count
@@ -149,4 +215,4 @@ def run_segment(
     return ks, state
 
 
-__all__ = ["run_segment"]
+__all__ = ["run_segment", "segment_calls"]

@@ -7,18 +7,22 @@ It is made of pure pieces:
 
 * ``begin`` (host, once): first values (a first step size), the adaptation's state;
 * ``kernel(kernel, state)``: the kernel at the state's current values;
-* ``update(state, rungs, draws, first, valid)``: after a *sub-block* of ``every`` steps
-  taken at one kernel, the sub-block's rung codes and draws fed to the state (dual
-  averaging of the step size, a window's moments), one step at a time;
+* ``update(state, rungs, draws, first, valid)``: once every chain has finished a
+  *sub-block* of ``every`` steps, its rung codes and draws fed to the state (dual
+  averaging of the step size, a window's moments), one step at a time; sub-block ``b``
+  runs at the state after sub-block ``b − 2`` (a segment's first two at its first
+  state), so that a chain waits for the others only when a whole sub-block ahead;
 * ``window_end`` (host, at the ends of the schedule's segments that close a window): new
   mass, length and refresh, fresh momenta;
 * ``final`` (host): the adapted kernel and what warm-up found.
 
 :func:`run_warmup` runs the schedule's segments. On numpy each sub-block is one call of
 the host loop, and ``update`` runs on the host; on JAX a segment is a few compiled
-calls, each running its sub-blocks *and* their updates and kernel rebuilds inside one
-``lax.while_loop`` (the kernel's adapted values are traced), so warm-up costs a handful
-of calls. Both backends draw the same numbers and run the same ``update``: their warm-ups
+calls, each one ``lax.while_loop`` in which the chains stay ragged across sub-blocks
+(each at its sub-block's kernel, the adapted values traced) and ``update`` runs as the
+slowest chain finishes a sub-block (:mod:`~ladder_mcmc.engine.jax_warmup`), so warm-up
+costs a handful of calls and the chains meet only at the windows' ends. Both backends
+draw the same numbers and run the same ``update`` at the same steps: their warm-ups
 agree to rounding.
 """
 
@@ -102,6 +106,7 @@ class Adaptation(Protocol):
     #: warm-up steps
     n_warmup: int
     #: steps per sub-block: the kernel is fixed within one, ``update`` runs after it
+    #: (sub-block ``b`` runs at the state after sub-block ``b − 2``)
     every: int
     #: whether ``update`` reads the draws (else it is passed ``None`` for them)
     keeps_draws: bool
@@ -240,17 +245,20 @@ def _numpy_segment(
     kernel, ks, state, adaptation, streams, driver, recorder, start, stop, rungs, grads,
     on_progress,
 ):  # fmt: skip
-    """The segment's sub-blocks on the host loop, ``update`` after each."""
+    """The segment's sub-blocks on the host loop, each at the state after the one before
+    the last, ``update`` after each."""
     size = stop - start
     thin = 1 if adaptation.keeps_draws else size + 1
     rec = recorder(size, len(ks.direction), thin, max_rung=kernel.max_rung)
     shown = None if on_progress is None else (lambda n: on_progress(start + n))
     lo = 0
+    lagged = state  # sub-block b runs at the state after sub-block b − 2
     while lo < size:
         hi = min(size, lo + adaptation.every)
-        at = adaptation.kernel(kernel, state)
+        at = adaptation.kernel(kernel, lagged)
         ks = driver(at, ks, rec, streams, shown, until=hi)
         draws = None if rec.draws is None else np.asarray(rec.draws[lo:hi])
+        lagged = state
         state = adaptation.update(state, rec.rungs[lo:hi], draws, start + lo, hi - lo)
         grads[start + lo : start + hi] = gradient_counts(rec, at.map.cost, lo, hi)
         lo = hi

@@ -7,9 +7,10 @@ hand, the step size and the mass matrix, from the values it holds.
 * **Step size** ``ε``: a first guess (:func:`~.dual_averaging.initial_step_size`), then
   dual averaging of the fraction of chains taking the first rung towards
   ``target_prob`` (:class:`~.dual_averaging.DualAveraging`), after every sub-block of
-  ``⌈16/chains⌉`` steps, one update per step; chains that stopped moving are left out
-  of it and of the windows' moments, and moved to other chains' states at the windows'
-  ends (:mod:`~.stuck`);
+  ``⌈16/chains⌉`` steps, one update per step, sub-block ``b`` at the iterate after
+  sub-block ``b − 2`` (the chains stay ragged: :mod:`ladder_mcmc.engine.warmup`);
+  chains that stopped moving are left out of it and of the windows' moments, and moved
+  to other chains' states at the windows' ends (:mod:`~.stuck`);
 * **Mass matrix**: the positions' variance (diagonal) or covariance (dense) over slow
   windows pooled over chains, regularised towards ``10⁻³ I`` (:mod:`~.moments`); the
   windows double in length between a fast initial and a fast terminal buffer (Stan's
@@ -22,8 +23,8 @@ hand, the step size and the mass matrix, from the values it holds.
 :class:`HMCAdaptation` is these pieces as the engine's
 :class:`~ladder_mcmc.engine.warmup.Adaptation`: ``update`` (dual averaging, the window's
 moments, the length) and ``kernel`` (the kernel at the current values) are pure and
-written with the namespace of their values, so the compiled loop runs them between its
-sub-blocks; the window ends and the first step size run on the host
+written with the namespace of their values, so the compiled loop runs them inside its
+loop; the window ends and the first step size run on the host
 (``docs/design.md`` §12).
 
 A map made of a leapfrog family and a law (``state_length_lahmc``, ``refined_lahmc``)

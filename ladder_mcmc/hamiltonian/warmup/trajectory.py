@@ -24,6 +24,7 @@ window's draws, pooled over chains and steps, so four chains suffice.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -36,6 +37,26 @@ from ladder_mcmc.hamiltonian.jittered_length import half_width
 MAX_N_LEAPFROG = 1024
 
 
+_BLAS: dict[str, Any] = {}
+
+
+def _blas_on_this_thread() -> Any:
+    """A context in which BLAS runs on the calling thread (with ``threadpoolctl``, if
+    installed; else none): a window's small eigenproblem, right after the compiled loop,
+    would otherwise wait for BLAS's threads to be scheduled beside XLA's."""
+    if "controller" not in _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            _BLAS["controller"] = None
+        else:
+            _BLAS["controller"] = ThreadpoolController()
+    controller = _BLAS["controller"]
+    if controller is None:
+        return contextlib.nullcontext()
+    return controller.limit(limits=1, user_api="blas")
+
+
 def whitened_eigenvalues(covariance: np.ndarray, inverse_mass: np.ndarray | None) -> np.ndarray:
     """Eigenvalues (descending) of the covariance in the coordinates of unit mass.
 
@@ -46,20 +67,21 @@ def whitened_eigenvalues(covariance: np.ndarray, inverse_mass: np.ndarray | None
     inverse_mass : array (dim,) or (dim, dim), or None
         The metric's ``M⁻¹`` (diagonal, dense, or the identity).
     """
-    cov = np.atleast_2d(np.asarray(covariance, dtype=float))
-    if inverse_mass is None:
-        w = cov
-    else:
-        inv = np.asarray(inverse_mass, dtype=float)
-        if inv.ndim == 1:
-            s = 1.0 / np.sqrt(inv)
-            w = cov * s[:, None] * s[None, :]
+    with _blas_on_this_thread():
+        cov = np.atleast_2d(np.asarray(covariance, dtype=float))
+        if inverse_mass is None:
+            w = cov
         else:
-            c = np.linalg.cholesky(inv)
-            half = np.linalg.solve(c, cov)
-            w = np.linalg.solve(c, half.T).T
-    w = (w + w.T) / 2
-    eig = np.linalg.eigvalsh(w)[::-1]
+            inv = np.asarray(inverse_mass, dtype=float)
+            if inv.ndim == 1:
+                s = 1.0 / np.sqrt(inv)
+                w = cov * s[:, None] * s[None, :]
+            else:
+                c = np.linalg.cholesky(inv)
+                half = np.linalg.solve(c, cov)
+                w = np.linalg.solve(c, half.T).T
+        w = (w + w.T) / 2
+        eig = np.linalg.eigvalsh(w)[::-1]
     return np.clip(eig, 0.0, None)
 
 
