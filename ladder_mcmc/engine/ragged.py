@@ -261,8 +261,10 @@ def _refresh(kernel: Ladder, state: Any, direction: Any, log_p: Any, rng: Any):
         # `state` is finite (its rungs were): only the leaves the refresh replaced are checked
         log_p = quiet_log_density_of(kernel.map, new, state)[0]
         spent = add_costs(spent, density_cost(kernel.map, new))
-    xp = namespace(direction)
-    return new, xp.asarray(new_dir, dtype=xp.int8), log_p, spent
+    if type(new_dir) is not np.ndarray or new_dir.dtype != np.int8:  # (else: as it is)
+        xp = namespace(direction)
+        new_dir = xp.asarray(new_dir, dtype=xp.int8)
+    return new, new_dir, log_p, spent
 
 
 def _costly(kernel: Ladder) -> bool:
@@ -284,6 +286,7 @@ def _at(xp: Any, table: np.ndarray, stage: Any) -> Any:
     return out
 
 
+_count = np.count_nonzero  # on the host: a mask's any() and all() without their wrappers
 _DECIDED: dict[int, np.ndarray] = {}
 
 
@@ -357,9 +360,8 @@ def iterate(
     memory, cumulative = rule.update(rs.memory, stage, ratio)
     memory = xp.asarray(memory, dtype=xp.float64)
     cumulative = xp.asarray(cumulative, dtype=xp.float64)
-    first_prob = cumulative  # one stage, on the host: every chain is at stage 0
-    if plan.last or not host:
-        first_prob = xp.where(stage == 0, cumulative, rs.first_prob)
+    one = host and plan.last == 0  # one stage, on the host: every chain is at stage 0
+    first_prob = cumulative if one else xp.where(stage == 0, cumulative, rs.first_prob)
     stop = rs.u < cumulative
     if plan.last == 0 and active is None:  # one stage: every chain decides
         done = _all_decided(stop.shape[0]) if host else xp.ones(stop.shape, dtype=bool)
@@ -369,7 +371,7 @@ def iterate(
         if active is not None:
             done = done & active
         everyone = None
-    if everyone is None and known(done.any()) is False:  # on the host, no chain decided
+    if everyone is None and host and not _count(done):  # on the host, no chain decided
         return attrs.evolve(
             rs,
             current=rung,
@@ -382,13 +384,13 @@ def iterate(
             energy_error=energy_error,
         ), None
     if everyone is None:
-        everyone = known(done.all())
+        everyone = bool(_count(done) == done.size) if host else known(done.all())
     advance = None if everyone else done
     # ---- the chains that decided: move, flip or stay ----------------------------------
     code = xp.where(stop, _at(xp, plan.outcome, stage), plan.fallthrough)
     accept = code > 0 if host and everyone else done & (code > 0)  # host: no `done &` needed
-    keep_old = done & ~accept
-    if host and not keep_old.any():  # no chain goes back to its origin
+    keep_old = ~accept if host and everyone else done & ~accept
+    if host and not _count(keep_old):  # no chain goes back to its origin
         nxt, nxt_lp = rung, lp
     else:
         nxt = batch.where(keep_old, rs.origin, rung)  # the rung on the chains still undecided
@@ -436,16 +438,14 @@ def iterate(
     # ---- the next step: its uniform, for the chains that go on to one ------------------
     next_step = rs.step + 1
     going_on = next_step < limit if host and everyone else done & (next_step < limit)
-    fresh_u = rule.uniform(
-        carry, draws.view(None if known(going_on.all()) else going_on), done.shape[0]
-    )
+    all_on = host and _count(going_on) == going_on.size
+    fresh_u = rule.uniform(carry, draws.view(None if all_on else going_on), done.shape[0])
     fresh_u = xp.asarray(fresh_u, dtype=xp.float64)
     if everyone:
         if host:
             n = n_moves.shape[0]
             zeros_int, zeros = np.zeros(n, n_moves.dtype), np.zeros(n, memory.dtype)
-            no_error = np.empty(n, memory.dtype)
-            no_error.fill(-np.inf)
+            no_error = zeros - np.inf
         else:
             zeros_int, zeros = xp.zeros_like(n_moves), xp.zeros_like(memory)
             no_error = xp.full_like(memory, -xp.inf)

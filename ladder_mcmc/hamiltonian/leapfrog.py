@@ -149,8 +149,11 @@ class Leapfrog(ReversibleMap):
         """``L^d``: one batched integration with the momentum multiplied by ``d``."""
         # d = ±1 exactly, so multiplying by it is exact (no test for "all +1":
         # on the ladder the directions are mixed, and the test costs as much)
-        xp = namespace(state.v, direction)
-        d = xp.asarray(direction)[:, None].astype(state.v.dtype)
+        v = state.v
+        if type(direction) is np.ndarray and type(v) is np.ndarray:  # the host
+            d = direction[:, None].astype(v.dtype)
+        else:
+            d = namespace(v, direction).asarray(direction)[:, None].astype(v.dtype)
         out = self.advance(state, d * state.v)
         return _carry(state, PhaseState(x=out.x, v=d * out.v, energy=out.energy, grad=out.grad))
 

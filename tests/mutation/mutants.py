@@ -240,7 +240,7 @@ ENGINE_MUTANTS = {
     "next uniform drawn for every chain": {
         "ragged": [
             (
-                "draws.view(None if known(going_on.all()) else going_on)",
+                "draws.view(None if all_on else going_on)",
                 "draws.view(None)",
             )
         ]
@@ -255,7 +255,12 @@ ENGINE_MUTANTS = {
         ]
     },
     "a flip moves to the rung": {
-        "ragged": [("keep_old = done & ~accept", "keep_old = done & (code < 0)")]
+        "ragged": [
+            (
+                "keep_old = ~accept if host and everyone else done & ~accept",
+                "keep_old = done & (code < 0)",
+            )
+        ]
     },
     # ---- the rule's memory and carry
     "memory not restarted after a step": {
@@ -281,8 +286,8 @@ ENGINE_MUTANTS = {
     "first_prob of the latest stage": {
         "ragged": [
             (
-                "first_prob = xp.where(stage == 0, cumulative, rs.first_prob)",
-                "first_prob = cumulative",
+                "cumulative if one else xp.where(stage == 0, cumulative, rs.first_prob)",
+                "cumulative",
             )
         ]
     },
