@@ -39,11 +39,27 @@ def segment_calls() -> tuple[int, int, float]:
     return _CALLS["calls"], _CALLS["iterations"], _CALLS["moves"]
 
 
+def _adapted(kernel0, state, adaptation):
+    """The leaves of ``adaptation.kernel(kernel0, state)`` that are not ``kernel0``'s (its
+    adapted values), their indices, ``kernel0``'s leaves and tree."""
+    import jax
+
+    leaves, tree = jax.tree_util.tree_flatten(kernel0)
+    new = jax.tree_util.tree_leaves(adaptation.kernel(kernel0, state))
+    at = tuple(i for i, (a, b) in enumerate(zip(leaves, new, strict=True)) if a is not b)
+    return tuple(new[i] for i in at), at, leaves, tree
+
+
+def _lagged_values(kernel0, state, adaptation):
+    return _adapted(kernel0, state, adaptation)[0]
+
+
 def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width, adaptation):
     """``count`` warm-up steps (the first is warm-up step ``first``), the chains ragged:
-    ``(ks, state, lagged, outputs)``, outputs (chains, width) rung codes and gradient
-    counts. ``state``: after the updates of every finished sub-block; ``lagged``: before
-    the last of them (what the sub-block after it runs at)."""
+    ``(ks, state, lagged, outputs, iterations)``, outputs (chains, width) rung codes,
+    gradient and map call counts. ``state``: after the updates of every finished
+    sub-block; ``lagged``: the adapted values (:func:`_adapted`) of the kernel at the
+    state before the last of them (what the sub-block after it runs at)."""
     import jax
     import jax.numpy as jnp
 
@@ -59,19 +75,17 @@ def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width,
     floats = rows.astype(jnp.float64)
     out_rows = Packing({"rung": floats, "grads": floats, "moves": floats})
 
-    def per_chain(current, lagged, newer):
-        """The kernels at ``lagged`` and ``current`` as one tree, the leaves they differ in
-        chosen per chain (``newer``: ``current``'s)."""
-        old, tree = jax.tree_util.tree_flatten(adaptation.kernel(kernel0, lagged))
-        new = jax.tree_util.tree_leaves(adaptation.kernel(kernel0, current))
-        varying = tuple(i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a is not b)
-        values = [
-            jnp.where(newer.reshape((n,) + (1,) * jnp.ndim(new[i])), new[i], old[i])
-            for i in varying
-        ]
-        return tree, old, varying, values
+    _, varying, leaves, tree = _adapted(kernel0, state, adaptation)
 
-    def one_chain(tree, leaves, varying):
+    def per_chain(current, lagged, newer):
+        """The adapted values at ``lagged`` or at ``current`` (``newer``), per chain."""
+        new = _adapted(kernel0, current, adaptation)[0]
+        return [
+            jnp.where(newer.reshape((n,) + (1,) * jnp.ndim(b)), b, a)
+            for a, b in zip(lagged, new, strict=True)
+        ]
+
+    def one_chain():
         def one(values, rs, u, z, offsets, active):
             leaves_c = list(leaves)
             for i, v in zip(varying, values, strict=True):
@@ -95,7 +109,8 @@ def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width,
         cols = (done % 2) * every + jnp.arange(every)
         rungs = buf["rung"][:, cols].astype(jnp.int64).T
         draws = jnp.swapaxes(buf["draw"][:, cols], 0, 1) if keeps else None
-        return adaptation.update(current, rungs, draws, first + done * every, valid), current
+        new = adaptation.update(current, rungs, draws, first + done * every, valid)
+        return new, _adapted(kernel0, current, adaptation)[0]
 
     def cond(c):
         rs, _ = carried.unpack(c[0])
@@ -108,8 +123,8 @@ def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width,
         # a chain runs sub-block b at the state after sub-block b − 2: it waits only when
         # a whole sub-block ahead of the slowest chain
         active = (rs.step < count) & (block <= done + 1)
-        tree, leaves, varying, values = per_chain(current, lagged, block > done)
-        one = one_chain(tree, leaves, varying)
+        values = per_chain(current, lagged, block > done)
+        one = one_chain()
         rs, offsets, rec, grads = jax.vmap(one)(values, rs, uniforms, normals, offsets, active)
         rung = rec.rung.astype(jnp.float64)  # exact: one float row per chain
         column = jnp.where(rec.decided, rec.step % ring, ring)
@@ -130,7 +145,7 @@ def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width,
         )
         return carried.pack((rs, offsets)), sub, out, current, lagged, done + finished, k + 1
 
-    kernel = adaptation.kernel(kernel0, lagged)
+    kernel = adaptation.kernel(kernel0, state)  # the rule's uniform: no adapted value
     d = BlockDraws(uniforms, normals, jnp.zeros((n, 2), dtype=jnp.int64))
     rs = start(kernel, ks, jnp.zeros(n, dtype=jnp.int64), d)
     offsets = d.offsets
@@ -164,6 +179,13 @@ def _compiled() -> Callable:
     return jax.jit(_segment, static_argnames=("width", "adaptation"))
 
 
+@lru_cache(maxsize=1)
+def _compiled_values() -> Callable:
+    import jax
+
+    return jax.jit(_lagged_values, static_argnames=("adaptation",))
+
+
 def run_segment(
     kernel: Ladder,
     ks: LadderState,
@@ -192,7 +214,8 @@ def run_segment(
         counts = [min(longest, stop - t) for t in range(start_step, stop, longest)]
         numbers = _numbers(streams, n, counts[0], per_step, width)
         t = start_step
-        lagged = state  # a segment's first two sub-blocks run at its first state
+        # a segment's first two sub-blocks run at its first state
+        lagged = _compiled_values()(kernel, state, adaptation=adaptation)
         for i, count in enumerate(counts):
             _CALLS["calls"] += 1
             ks, state, lagged, out, iterations = fn(

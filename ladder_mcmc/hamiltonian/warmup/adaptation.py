@@ -298,28 +298,38 @@ class HMCAdaptation:
         self, state: HMCWarmupState, rungs: Any, draws: Any, first: Any, valid: Any
     ) -> HMCWarmupState:
         """Dual averaging, one update per step on the fraction of chains that took the
-        first rung (those not idle: :mod:`~.stuck`); the window's moments; then the step
-        (the iterate) and the length (for the averaged step)."""
+        first rung (those not idle: :mod:`~.stuck`); the window's moments (the sub-block's
+        draws in the window, of chains not idle, in one batch); then the step (the
+        iterate) and the length (for the averaged step)."""
         xp = namespace(state.step_size, rungs)
         adapt_step = "step_size" in self.adapted
         lo, hi = self._collected()
         dual = self._dual
 
+        pooled = draws is not None and lo.size > 0
+        rows = rungs.shape[0]
+        row = xp.arange(rows)[:, None]
+
         def one(j, carry):
-            d, m, idle = carry
+            d, idle, weights = carry
             keep = j < valid
             if adapt_step:
                 statistic = stuck.first_rung_fraction(rungs[j], idle, xp)
                 d = _select(keep, dual.update(d, statistic), d, xp)
-            if draws is not None and lo.size:
+            if pooled:
                 t = first + j
                 inside = xp.any((t >= lo) & (t < hi))
-                x = xp.asarray(draws[j], dtype=xp.float64)
-                m = moments.update(m, x, keep & inside, idle < stuck.STUCK_STEPS)
-            return d, m, stuck.count_idle(idle, rungs[j], keep, xp)
+                taken = keep & inside & (idle < stuck.STUCK_STEPS)
+                weights = xp.where(row == j, taken[None, :], weights)
+            return d, stuck.count_idle(idle, rungs[j], keep, xp), weights
 
-        rows = rungs.shape[0]
-        d, m, idle = fori_loop(0, rows, one, (state.dual, state.moments, state.idle))
+        weights = xp.zeros(rungs.shape, dtype=bool)
+        d, idle, weights = fori_loop(0, rows, one, (state.dual, state.idle, weights))
+        m = state.moments
+        if pooled:  # the sub-block's draws at once (Chan's pairwise update)
+            x = xp.asarray(draws, dtype=xp.float64)
+            x = xp.reshape(x, (rows * x.shape[1], x.shape[2]))
+            m = moments.update(m, x, True, xp.reshape(weights, (-1,)))
         step = DualAveraging.step_size(d) if adapt_step else state.step_size
         final = DualAveraging.final(d) if adapt_step else state.step_size
         n_leapfrog = state.n_leapfrog

@@ -1,10 +1,10 @@
-"""The positions' variance (or covariance) over a warm-up window, one step at a time.
+"""The positions' variance (or covariance) over a warm-up window, a batch at a time.
 
 Pure ``init``, ``update`` and ``final`` on a :class:`Moments` state (Chan, Golub &
-LeVeque's pairwise update of the mean and the sum of squared deviations, a step's
-chains at once), written with the namespace of its values: the compiled loop
-accumulates a window's draws as it takes them, and keeps none. ``final`` is Stan's
-regularised estimate, shrunk towards ``10⁻³ I``:
+LeVeque's pairwise update of the mean and the sum of squared deviations, a batch of
+draws at once: a sub-block's, its steps and chains pooled), written with the namespace
+of its values: the compiled loop accumulates a window's draws as it takes them, and
+keeps none. ``final`` is Stan's regularised estimate, shrunk towards ``10⁻³ I``:
 ``(n/(n+5)) Σ̂ + 10⁻³ (5/(n+5)) I`` (``n`` the draws pooled over chains and steps).
 """
 
@@ -34,8 +34,8 @@ def init(dim: int, dense: bool, xp: Any) -> Moments:
 
 
 def update(m: Moments, x: Any, keep: Any = True, rows: Any = None) -> Moments:
-    """Add the draws ``x`` (chains, dim) of one step, where ``keep`` (a boolean scalar);
-    ``rows`` (booleans (chains,)): only those chains' draws (none: no change)."""
+    """Add the draws ``x`` (draws, dim), where ``keep`` (a boolean scalar); ``rows``
+    (booleans (draws,)): only those draws (none: no change)."""
     xp = namespace(m.mean, x)
     if rows is None:
         k = x.shape[0]
