@@ -6,11 +6,10 @@ hand, the step size and the mass matrix, from the values it holds.
 
 * **Step size** ``ε``: a first guess (:func:`~.dual_averaging.initial_step_size`), then
   dual averaging of the fraction of chains taking the first rung towards
-  ``target_prob`` (:class:`~.dual_averaging.DualAveraging`), after every sub-block of
-  ``⌈16/chains⌉`` steps, one update per step, sub-block ``b`` at the iterate after
-  sub-block ``b − 2`` (the chains stay ragged: :mod:`ladder_mcmc.engine.warmup`);
-  chains that stopped moving are left out of it and of the windows' moments, and moved
-  to other chains' states at the windows' ends (:mod:`~.stuck`);
+  ``target_prob`` (:class:`~.dual_averaging.DualAveraging`), one update per step after
+  each sub-block of ``⌈16/chains⌉`` steps (:mod:`ladder_mcmc.engine.warmup`); chains
+  that stopped moving are left out of it and of the windows' moments, and moved to
+  other chains' states at the windows' ends (:mod:`~.stuck`);
 * **Mass matrix**: the positions' variance (diagonal) or covariance (dense) over slow
   windows pooled over chains, regularised towards ``10⁻³ I`` (:mod:`~.moments`); the
   windows double in length between a fast initial and a fast terminal buffer (Stan's
@@ -24,8 +23,7 @@ hand, the step size and the mass matrix, from the values it holds.
 :class:`~ladder_mcmc.engine.warmup.Adaptation`: ``update`` (dual averaging, the window's
 moments, the length) and ``kernel`` (the kernel at the current values) are pure and
 written with the namespace of their values, so the compiled loop runs them inside its
-loop; the window ends and the first step size run on the host
-(``docs/design.md`` §12).
+loop; the window ends and the first step size run on the host (``docs/design.md`` §12).
 
 A map made of a leapfrog family and a law (``state_length_lahmc``, ``refined_lahmc``)
 is adapted the same way: its values are read and written in the family, the law and the
@@ -298,14 +296,12 @@ class HMCAdaptation:
         self, state: HMCWarmupState, rungs: Any, draws: Any, first: Any, valid: Any
     ) -> HMCWarmupState:
         """Dual averaging, one update per step on the fraction of chains that took the
-        first rung (those not idle: :mod:`~.stuck`); the window's moments (the sub-block's
-        draws in the window, of chains not idle, in one batch); then the step (the
-        iterate) and the length (for the averaged step)."""
+        first rung (those not idle: :mod:`~.stuck`); the window's moments (one batch);
+        then the step (the iterate) and the length (for the averaged step)."""
         xp = namespace(state.step_size, rungs)
         adapt_step = "step_size" in self.adapted
         lo, hi = self._collected()
         dual = self._dual
-
         pooled = draws is not None and lo.size > 0
         rows = rungs.shape[0]
         row = xp.arange(rows)[:, None]
