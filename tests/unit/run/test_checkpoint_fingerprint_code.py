@@ -16,7 +16,8 @@ from ladder_mcmc.models import FunctionTarget
 from ladder_mcmc.run import fingerprints
 from ladder_mcmc.run.fingerprints import fingerprint
 
-jnp = pytest.importorskip("jax.numpy")
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
 from ladder_mcmc.models import from_jax  # noqa: E402
 
 X0 = np.random.default_rng(0).normal(size=(4, 2))
@@ -159,7 +160,14 @@ def test_the_same_source_gives_the_same_fingerprint_in_another_process(tmp_path,
         text=True,
         check=True,
         cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path), "PYTHONHASHSEED": "123", "PATH": ""},
+        # the same JAX precision as here: an earlier test in this process may have turned
+        # x64 on, and DATA is then float64 there, float32 otherwise (another model)
+        env={
+            "PYTHONPATH": str(tmp_path),
+            "PYTHONHASHSEED": "123",
+            "PATH": "",
+            "JAX_ENABLE_X64": str(bool(jax.config.jax_enable_x64)),
+        },
     ).stdout.strip()
     assert there == here
     (tmp_path / "other_src.py").write_text(SOURCE.replace("x - DATA", "x + DATA"))
