@@ -94,10 +94,14 @@ def _library_roots() -> tuple[Path, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _library_module(name: str | None) -> bool:
-    """Whether module ``name`` is built in, of the standard library or installed."""
+    """Whether module ``name`` is built in, of the standard library or installed. This
+    package never is, wherever it is installed: its wrappers (``from_jax``'s) hold the
+    user's functions, which must be reached."""
     if not name:
         return False
     top = name.partition(".")[0]
+    if top == __name__.partition(".")[0]:
+        return False
     if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
         return True
     module = sys.modules.get(name) or sys.modules.get(top)

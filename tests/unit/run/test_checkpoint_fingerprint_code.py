@@ -7,6 +7,7 @@ import functools
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,30 @@ def test_a_part_that_cannot_be_fingerprinted_is_named_once_when_the_checkpoint_i
         warnings.simplefilter("error", UserWarning)
         resume(path, kernel, 2, checks=False)  # not again on resume
         fingerprint(numpy_normal(0))  # nor for a kernel hashed whole
+
+
+def test_the_package_installed_among_the_libraries_still_reaches_the_users_code(monkeypatch):
+    """Installed from a wheel, this package sits in site-packages with the libraries
+    whose callables are named, not hashed; its wrappers (``from_jax``'s) must still be
+    followed to the user's function. Simulated by counting the package's folder as a
+    library root (this checkout is an editable install)."""
+    import ladder_mcmc
+
+    package_root = Path(ladder_mcmc.__file__).resolve().parent
+    roots = fingerprints._library_roots()
+    library_module = fingerprints._library_module
+    monkeypatch.setattr(fingerprints, "_library_roots", lambda: (*roots, package_root))
+    library_module.cache_clear()
+    try:
+        assert library_module("numpy")
+        assert not library_module("ladder_mcmc.models.adapters.jax_models")
+        assert fingerprint(jax_normal(0)) != fingerprint(jax_normal(3))
+        # the broken variant: the package counted as a library, the two models collide
+        monkeypatch.setattr(
+            fingerprints,
+            "_library_module",
+            lambda name: bool(name) and (name.startswith("ladder_mcmc") or library_module(name)),
+        )
+        assert fingerprint(jax_normal(0)) == fingerprint(jax_normal(3))
+    finally:
+        library_module.cache_clear()
