@@ -13,7 +13,7 @@ choice and its reason are recorded (``Trace.backend``).
 
 On JAX, the chains run batched (``"vectorized"``: one map call on every chain) or one
 after another (``"sequential"``: :mod:`ladder_mcmc.engine.sequential`), as
-``sample(..., executor=Parallel(chains=...))`` asks; ``"auto"`` (default) times the
+``sample(..., executor=Parallel(chains=...))`` asks (default ``"vectorized"``); ``"auto"`` times the
 target's gradient on the run's chains at once and on each chain alone
 (:func:`~ladder_mcmc.engine.sequential.probe`) and applies
 :func:`~ladder_mcmc.engine.sequential.chains_rule`. The choice, its reason and the
@@ -78,7 +78,7 @@ def is_jax_target(target: Any) -> bool:
 
 
 def choose_backend(
-    kernel: Ladder, ks: LadderState, requested: str | None = None, chains: str = "auto"
+    kernel: Ladder, ks: LadderState, requested: str | None = None, chains: str = "vectorized"
 ) -> Backend:
     """The backend for ``kernel`` from the state ``ks``, and on JAX how its chains share
     the loop (see the module docstring).

@@ -203,7 +203,7 @@ def json_roundtrip(description: dict) -> dict:
 
 
 def backend_for(
-    kernel: Ladder, ks: LadderState, schedule: str, asked: str | None, chains: str = "auto"
+    kernel: Ladder, ks: LadderState, schedule: str, asked: str | None, chains: str = "vectorized"
 ) -> Backend:
     """What runs the steps: the synchronous schedule on numpy (the reference
     ``Ladder.step``), the ragged one on the backend

@@ -99,9 +99,10 @@ def _restore_draws(
 
 
 def _chains(meta: dict) -> str:
-    """How the checkpointed run's chains shared the compiled loop ("auto" if unrecorded),
-    so that the continuation takes the same floating-point code."""
-    return meta.get("chains") or "auto"
+    """How the checkpointed run's chains shared the compiled loop ("vectorized" if
+    unrecorded: runs before the choice existed), so that the continuation takes the
+    same floating-point code."""
+    return meta.get("chains") or "vectorized"
 
 
 def _restore_streams(path: Path, meta: dict, trees: dict) -> ChainStreams:

@@ -115,25 +115,25 @@ def test_the_probe_finds_each_model_its_choice():
     for name, target in (("sequential", SOLVER), ("vectorized", GAUSSIAN)):
         kernel = _kernel(target)
         ks = kernel.init(solver_start(16), np.random.default_rng(0))
-        chosen = choose_backend(kernel, ks)
+        chosen = choose_backend(kernel, ks, chains="auto")
         assert (chosen.name, chosen.chains) == ("jax", name)
         assert chosen.timings is not None and chosen.timings["probe"] > 0
         assert "the batched gradient costs" in chosen.chains_reason
 
 
 def test_trace_backend_records_the_choice_its_reason_and_the_timings():
-    trace = _sample(_kernel(SOLVER, steps=1), solver_start(16), 2)
+    trace = _sample(_kernel(SOLVER, steps=1), solver_start(16), 2, chains="auto")
     backend = trace.backend
     assert (backend["name"], backend["chains"]) == ("jax", "sequential")
     assert "one after another" in backend["chains_reason"]
     assert set(backend["timings"]) == {"vectorized", "sequential", "probe"}
     assert backend["timings"]["vectorized"] > MARGIN * backend["timings"]["sequential"]
-    cheap = _sample(_kernel(GAUSSIAN), solver_start(8), 5).backend
+    cheap = _sample(_kernel(GAUSSIAN), solver_start(8), 5, chains="auto").backend
     assert cheap["chains"] == "vectorized" and "chains batched" in cheap["chains_reason"]
     asked = _sample(_kernel(GAUSSIAN), solver_start(8), 5, chains="sequential").backend
     assert asked["chains"] == "sequential" and "timings" not in asked
     assert asked["chains_reason"] == "asked for (chains='sequential')"
-    one = _sample(_kernel(GAUSSIAN), solver_start(1), 5).backend
+    one = _sample(_kernel(GAUSSIAN), solver_start(1), 5, chains="auto").backend
     assert (one["chains"], one["chains_reason"]) == ("vectorized", "one chain")
     numpy_run = _sample(_kernel(GAUSSIAN), solver_start(2), 5, backend="numpy").backend
     assert "chains" not in numpy_run
