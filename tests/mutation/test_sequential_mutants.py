@@ -47,7 +47,13 @@ def test_the_check_passes_through_the_unmutated_harness(monkeypatch):
     _check()
 
 
-@pytest.mark.parametrize("name", sorted(SEQUENTIAL_MUTANTS))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if i else n  # one in the default run
+        for i, n in enumerate(sorted(SEQUENTIAL_MUTANTS))
+    ],
+)
 def test_the_draws_check_catches_a_broken_sequential_driver(name, monkeypatch):
     mutant = source_mutant(sequential, SEQUENTIAL_MUTANTS[name])
     monkeypatch.setattr(sequential, "run_sequential", mutant.run_sequential)

@@ -135,6 +135,7 @@ def _rough_well_moments() -> tuple[float, float]:
     return float((w * x**2).sum()), float((w * x**4).sum())
 
 
+@pytest.mark.slow
 def test_power_headline_rough_well_run_draws_the_right_moments():
     """One seed of the rough-well headline row (benchmark's ``run_power``, full protocol):
     mean and second moment of both coordinates within 4.5 MCSE of the truth (bulk ESS

@@ -87,7 +87,7 @@ def _disagreements(a: dict, b: dict) -> list[str]:
     "name",
     [
         "lahmc-gauss2",
-        "lahmc-roughwell",
+        pytest.param("lahmc-roughwell", marks=pytest.mark.slow),
         # slow: both schedules' equality for these rules is also checked exactly (the
         # exact-schedule tests and the composition property); here only in law
         pytest.param("reduced-flip-roughwell", marks=pytest.mark.slow),

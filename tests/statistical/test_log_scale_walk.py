@@ -50,6 +50,7 @@ def test_one_step_keeps_the_gamma_target(rule):
     assert report.moved_fraction > 0.3
 
 
+@pytest.mark.slow
 def test_long_run_mean_and_variance_match_the_gamma_law():
     target = GammaTarget(2.0, 1.5)
     kernel = Ladder(

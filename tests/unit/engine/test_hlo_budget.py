@@ -52,7 +52,9 @@ def test_operations_besides_the_map_within_budget():
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the budget is XLA's on CPU")
-@pytest.mark.parametrize("bloat", ["a field an array", "one concatenate"])
+@pytest.mark.parametrize(
+    "bloat", ["a field an array", pytest.param("one concatenate", marks=pytest.mark.slow)]
+)
 def test_a_bloated_loop_exceeds_the_budget(monkeypatch, bloat):
     if bloat == "a field an array":  # a `where` and a scatter per field, as before
         monkeypatch.setattr(pytree.Packing, "__init__", _one_array_per_leaf)

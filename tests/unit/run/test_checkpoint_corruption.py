@@ -70,7 +70,7 @@ def cuts(good, stride: int = 29) -> list[int]:
 # 97th; the slow run every 11th (and the whole directory) and 29th, as the module
 # docstring says
 STRIDES = [
-    pytest.param(53, 5, 97, id="sparse"),
+    pytest.param(53, 5, 97, id="sparse", marks=pytest.mark.slow),  # the longest
     pytest.param(11, 1, 29, id="dense", marks=pytest.mark.slow),
 ]
 
