@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--quick",
             action="store_true",
             help="small sizes (default"
-            + ("; the whole paper in one to two minutes on 2 cores)" if name == "paper" else ")"),
+            + ("; the whole paper in under two minutes on 2 cores)" if name == "paper" else ")"),
         )
         size.add_argument("--full", action="store_true", help="sizes like the paper's (long)")
         p.add_argument("--out", type=_out_folder, default="out", help="output folder (./out)")

@@ -129,7 +129,7 @@ def test_cli_help_says_what_each_command_takes(capsys):
     with pytest.raises(SystemExit):
         cli.main(["paper", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "the whole paper in one to two minutes on 2 cores" in text  # measured 71-102 s
+    assert "the whole paper in under two minutes on 2 cores" in text  # measured 49-102 s
 
 
 def test_importing_the_package_does_not_load_scipy_stats():
