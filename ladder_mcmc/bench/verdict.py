@@ -150,18 +150,15 @@ def judge(
             )
         )
     out += [Failure("warmup", f"warm-up: {w}") for w in warmup_warnings]
-    z = figures.max_abs_z
-    if z > Z_MAX:
-        where = f" ({figures.worst})" if figures.worst else ""
-        out.append(Failure("z", f"|z| {z:.3g} > {Z_MAX:g}{where}"))
-    elif np.isnan(z) and not explained:
-        out.append(Failure("z", "the means' z cannot be computed"))
-    z_sd = figures.max_abs_z_sd
-    if z_sd > Z_MAX:
-        where = f" ({figures.worst_sd})" if figures.worst_sd else ""
-        out.append(Failure("sd", f"sd |z| {z_sd:.3g} > {Z_MAX:g}{where}"))
-    elif np.isnan(z_sd) and not explained:
-        out.append(Failure("sd", "the standard deviations' z cannot be computed"))
+    for rule, label, z, worst, of in (
+        ("z", "|z|", figures.max_abs_z, figures.worst, "the means'"),
+        ("sd", "sd |z|", figures.max_abs_z_sd, figures.worst_sd, "the standard deviations'"),
+    ):  # one rule for the means and the sds
+        if z > Z_MAX:
+            where = f" ({worst})" if worst else ""
+            out.append(Failure(rule, f"{label} {z:.3g} > {Z_MAX:g}{where}"))
+        elif np.isnan(z) and not explained:
+            out.append(Failure(rule, f"{of} z cannot be computed"))
     return Verdict(tuple(out))
 
 

@@ -17,7 +17,6 @@ import numpy as np
 from ladder_mcmc.engine.ragged import (
     Plan,
     RaggedState,
-    _all_decided,
     iterate,
     start,
     step_stats,
@@ -95,7 +94,7 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
         if rec is None:
             continue
         decided = rec.decided  # (all decided: the one mask iterate keeps per size)
-        everyone = decided is _all_decided(decided.shape[0]) or bool(decided.all())
+        everyone = decided is batch.constant_mask(decided.shape, True) or bool(decided.all())
         if everyone and in_sync:
             recorder.record_row(
                 int(rec.step[0]), rec.draw, rec.rung, rec.n_moves, rec.non_finite,

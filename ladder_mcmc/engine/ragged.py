@@ -287,16 +287,6 @@ def _at(xp: Any, table: np.ndarray, stage: Any) -> Any:
 
 
 _count = np.count_nonzero  # on the host: a mask's any() and all() without their wrappers
-_DECIDED: dict[int, np.ndarray] = {}
-
-
-def _all_decided(n: int) -> np.ndarray:
-    """A read-only all-True mask of ``n`` chains, made once per ``n`` (host)."""
-    out = _DECIDED.get(n)
-    if out is None:
-        out = _DECIDED[n] = np.ones(n, dtype=bool)
-        out.flags.writeable = False
-    return out
 
 
 def iterate(
@@ -364,7 +354,7 @@ def iterate(
     first_prob = cumulative if one else xp.where(stage == 0, cumulative, rs.first_prob)
     stop = rs.u < cumulative
     if plan.last == 0 and active is None:  # one stage: every chain decides
-        done = _all_decided(stop.shape[0]) if host else xp.ones(stop.shape, dtype=bool)
+        done = batch.constant_mask(stop.shape, True) if host else xp.ones(stop.shape, dtype=bool)
         everyone = True
     else:
         done = stop | (stage == plan.last)

@@ -206,6 +206,21 @@ def _rows(mask: np.ndarray) -> tuple[bool, np.ndarray]:
     return False, np.flatnonzero(~mask)
 
 
+_CONSTANT_MASKS: dict[tuple, np.ndarray] = {}
+
+
+def constant_mask(shape: tuple, value: bool) -> np.ndarray:
+    """A read-only boolean mask of ``shape``, all ``value``, made once per shape and value
+    (host): a hot loop's "every chain" or "no chain" without allocating, recognisable by
+    identity."""
+    key = (shape, value)
+    mask = _CONSTANT_MASKS.get(key)
+    if mask is None:
+        mask = _CONSTANT_MASKS[key] = np.full(shape, value, dtype=bool)
+        mask.flags.writeable = False
+    return mask
+
+
 def put(state: S, index: np.ndarray, values: S) -> S:
     """A copy of ``state`` whose chains at ``index`` are replaced by ``values``."""
 

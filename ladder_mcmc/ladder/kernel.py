@@ -122,22 +122,12 @@ def quiet_log_density_of(
             return xp.where(bad, -xp.inf, lp), bad
         lp = np.asarray(lp, dtype=float)
     if math.isfinite(np.add.reduce(lp, None)) and batch.surely_finite(state, known):
-        return lp, _none_bad(lp.shape)
+        return lp, batch.constant_mask(lp.shape, False)  # no chain non-finite
     bad = ~np.isfinite(lp) | ~batch.all_finite(state)
     return np.where(bad, -np.inf, lp), bad
 
 
 _FLOAT = np.dtype(float)
-_NONE_BAD: dict[tuple, np.ndarray] = {}
-
-
-def _none_bad(shape: tuple) -> np.ndarray:
-    """A read-only all-False mask of ``shape``, made once per shape (no chain non-finite)."""
-    mask = _NONE_BAD.get(shape)
-    if mask is None:
-        mask = _NONE_BAD[shape] = np.zeros(shape, dtype=bool)
-        mask.flags.writeable = False
-    return mask
 
 
 def _finite_rows(xp: Any, state: Any, known: Any) -> Any:
