@@ -67,6 +67,10 @@ class Checkpoint:
         return max(1, n_steps // 10) if self.path is not None else n_steps
 
 
+def _as_groups(value: Any) -> int | None:
+    return None if value is None else positive_int("groups", value)
+
+
 @attrs.frozen
 class Parallel:
     """How the chains run side by side: split into ``groups`` contiguous groups run through
@@ -81,9 +85,10 @@ class Parallel:
         model, which pickles as its function; Dask also sends lambdas). A JAX model
         needs a pool started with ``spawn`` or ``forkserver``. None (default): the
         chains run in this process.
-    groups : int
+    groups : int, optional
         Groups of chains (default 2) with an executor, at most the number of chains;
         each chain keeps its own random stream, and each group warms up on its own chains.
+        Without an executor there are no groups: setting it then is refused.
     chains : {"auto", "vectorized", "sequential"}
         On JAX: ``"vectorized"``, one map call on every chain; ``"sequential"``, the
         chains one after another, each a batch of one; ``"auto"`` times the target's
@@ -94,8 +99,17 @@ class Parallel:
     """
 
     executor: Executor | None = attrs.field(default=None, converter=_as_executor)
-    groups: int = attrs.field(default=2, converter=lambda v: positive_int("groups", v))
+    groups: int | None = attrs.field(default=None, converter=_as_groups)
     chains: str = attrs.field(default="vectorized", converter=check_chains)
+
+    def __attrs_post_init__(self) -> None:
+        if self.executor is None and self.groups is not None:
+            raise ValueError(
+                f"groups={self.groups} needs an executor (the groups run on its workers); "
+                "got executor=None"
+            )
+        if self.executor is not None and self.groups is None:
+            object.__setattr__(self, "groups", 2)
 
 
 def as_warmup(value: Any) -> Warmup:

@@ -321,6 +321,8 @@ def test_further_bad_settings_name_the_parameter():
                 make(ThreadPoolExecutor(1), **{option: value})
             else:
                 make(**{option: value})
+    with pytest.raises(ValueError, match="groups=5 needs an executor"):
+        Parallel(groups=5)  # no executor: no groups to run, refused rather than ignored
 
     @_attrs.frozen
     class BadOutcome(LookAhead4):
