@@ -26,6 +26,7 @@ from ladder_mcmc.engine import jax_loop
 from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
 from ladder_mcmc.engine.pytree import Packing, register
 from ladder_mcmc.engine.ragged import Plan, RaggedState, StepRecord, iterate, start
+from ladder_mcmc.engine.recording import gradients
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
@@ -96,8 +97,7 @@ def _segment(kernel0, ks, state, lagged, uniforms, normals, count, first, width,
                 kernel, plan, jax.tree_util.tree_map(lambda x: x[None], rs), d, count, active[None]
             )
             per_move = kernel.map.cost if rec.cost is None else rec.cost
-            grads = rec.n_moves * per_move
-            grads = grads if rec.overhead is None else grads + rec.overhead
+            grads = gradients(rec.n_moves, per_move, rec.overhead)
             kept = (rs, d.offsets, rec, grads)
             return jax.tree_util.tree_map(lambda x: x[0], kept)
 

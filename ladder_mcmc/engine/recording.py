@@ -10,7 +10,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["StepRecorder"]
+__all__ = ["StepRecorder", "gradients"]
+
+
+def gradients(n_moves: Any, cost: Any, overhead: Any = None) -> Any:
+    """Gradient evaluations per step and chain (docs/design.md §6): map applications
+    ``n_moves`` times their cost (the map's fixed ``cost``, or each step's), plus the
+    step's ``overhead`` outside them (``None``: none). Numpy or JAX values."""
+    out = n_moves.astype(np.int64) * cost
+    return out if overhead is None else out + overhead
 
 
 @runtime_checkable

@@ -36,7 +36,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.engine.contract import driver_for
-from ladder_mcmc.engine.recording import StepRecorder
+from ladder_mcmc.engine.recording import StepRecorder, gradients
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, density_cost, quiet_log_density_of
 from ladder_mcmc.validation import positive_finite, positive_int
@@ -260,21 +260,12 @@ def _numpy_segment(
         draws = None if rec.draws is None else np.asarray(rec.draws[lo:hi])
         lagged = state
         state = adaptation.update(state, rec.rungs[lo:hi], draws, start + lo, hi - lo)
-        grads[start + lo : start + hi] = gradient_counts(rec, at.map.cost, lo, hi)
+        per_move = at.map.cost if rec.step_cost is None else rec.step_cost[lo:hi]
+        overhead = None if rec.step_overhead is None else rec.step_overhead[lo:hi]
+        grads[start + lo : start + hi] = gradients(rec.n_moves[lo:hi], per_move, overhead)
         lo = hi
     rungs[start:stop] = rec.rungs
     return ks, state
-
-
-def gradient_counts(rec: StepRecorder, cost: Any, lo: int, hi: int) -> np.ndarray:
-    """Gradient evaluations of the recorded steps ``lo … hi − 1``, per step and chain:
-    map applications times their cost (``step_cost``, or the map's fixed ``cost``), plus
-    the steps' ``step_overhead``."""
-    per_move = cost if rec.step_cost is None else rec.step_cost[lo:hi]
-    out = rec.n_moves[lo:hi].astype(np.int64) * per_move
-    if rec.step_overhead is not None:
-        out = out + rec.step_overhead[lo:hi]
-    return out
 
 
 __all__ = [
@@ -282,6 +273,5 @@ __all__ = [
     "Warmup",
     "WarmupRecord",
     "adaptation_for",
-    "gradient_counts",
     "run_warmup",
 ]

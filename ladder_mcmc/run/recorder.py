@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ladder_mcmc.arrays import release_rows
+from ladder_mcmc.engine.recording import gradients
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.run import draws_files
 
@@ -149,10 +150,8 @@ class Recorder:
         """
         done = self.completed() if done is None else done
         per_move = cost if self.step_cost is None else self.step_cost[:done]
-        out = self.n_moves[:done].astype(np.int64) * per_move
-        if self.step_overhead is not None:
-            out = out + self.step_overhead[:done]
-        return out
+        overhead = None if self.step_overhead is None else self.step_overhead[:done]
+        return gradients(self.n_moves[:done], per_move, overhead)
 
     def record_draws(self, chains: np.ndarray, steps: np.ndarray, draw: Any) -> None:
         """Write the draws of step ``steps[i]`` of chain ``chains[i]`` (those ``thin`` keeps).

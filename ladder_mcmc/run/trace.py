@@ -7,6 +7,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ladder_mcmc.engine.recording import gradients
+
 #: an energy error (``log p(ζ) − log p(rung)``, nats) above which a step counts as
 #: diverging (:attr:`Trace.diverging`): Stan's threshold
 DIVERGENCE = 1000.0
@@ -147,10 +149,7 @@ class Trace:
         """Gradient evaluations per step and chain, (n_steps, chains):
         ``n_moves * cost`` (``n_moves * step_cost``), ``+ step_overhead``."""
         per_move = self.cost if self.step_cost is None else self.step_cost
-        out = self.n_moves.astype(np.int64) * per_move
-        if self.step_overhead is not None:
-            out = out + self.step_overhead
-        return out
+        return gradients(self.n_moves, per_move, self.step_overhead)
 
     @property
     def grad_evals(self) -> np.ndarray:
