@@ -11,10 +11,19 @@
   (reference sd) and the largest ``|z|``, ``z = (mean − reference) / √(MCSE² +
   MCSE_ref²)`` with our MCSE of the mean from the bulk ESS of the mean
   (:func:`~ladder_mcmc.diagnostics.posterior_statistics`); the same for the standard
-  deviations, ``z_sd = (sd − sd_ref) / √(MCSE_sd² + MCSE_sd,ref²)``, with our MCSE of
-  the sd from the ESS of ``(x − x̄)²`` (the same function) and the reference's from its
-  run's ESS and the fourth moment of our draws (zero for exact moments); and the
-  largest ``|sd / sd_ref − 1|``.
+  deviations, ``z_sd = (sd − sd_ref) / √(MCSE_sd² + MCSE_sd,ref²)``; and the largest
+  ``|sd / sd_ref − 1|``.
+
+The MCSE of an sd (:func:`mcse_sds`, :func:`reference_mcse_sd`; docs/design.md §7.4) is
+the delta method's under the reference's law, ``MCSE_sd² = (κ − 1) sd_ref² / (4 ESS)``:
+``κ`` the reference's kurtosis (:attr:`Moments.kurtosis`: exact for the analytic models,
+from the reference draws for posteriordb's); ``ESS``, for ours, the ESS of ``(x − x̄)²``
+in the run judged, for the reference's, its run's ESS (its MCSE zero for exact moments).
+Not from the fourth moment of the draws judged: a sampler that misses the tails
+underestimates it, and with it the MCSE, the very failure the sd's z is there to catch;
+for heavy tails (the funnel's ``x_i``, kurtosis ``3 e⁹``) even exact draws underestimate
+it almost always. Where the reference's kurtosis is unknown (NaN), the fourth moment of
+the draws judged stands in for it.
 
 The second moments are judged through the sd rather than ``E[x²] = mean² + sd²``: for
 a quantity whose mean is far from zero against its sd (``sblrc``'s coefficients: mean
@@ -34,7 +43,7 @@ import numpy as np
 
 from ladder_mcmc.bench.moments import Moments
 from ladder_mcmc.bench.runs import SamplerRun
-from ladder_mcmc.diagnostics.ess import posterior_statistics, rank_rhat
+from ladder_mcmc.diagnostics.ess import effective_sample_size, posterior_statistics, rank_rhat
 from ladder_mcmc.diagnostics.summary import min_bulk_ess
 
 NAN = float("nan")
@@ -115,28 +124,59 @@ def _worst(z: np.ndarray, names: tuple[str, ...]) -> str:
     return "" if np.isnan(z).all() else names[int(np.nanargmax(z))]
 
 
-def reference_mcse_sd(quantities: np.ndarray, moments: Moments) -> np.ndarray:
-    """The MCSE of the reference sds (n,): the delta-method MCSE of an sd from
-    ``moments.ess`` draws of the law of ``quantities`` (draws, chains, n) — its fourth
-    moment read from them; zero where the reference is exact (``ess`` infinite)."""
-    q = np.asarray(quantities, dtype=float).reshape(-1, len(moments.names))
-    squares = (q - q.mean(axis=0)) ** 2
-    evar = squares.mean(axis=0)
+def _kurtosis(q: np.ndarray, moments: Moments) -> np.ndarray:
+    """The reference's kurtosis of each quantity (n,); where it is unknown (NaN), the
+    fourth moment of ``q`` (draws, chains, n) over its variance squared."""
+    known = moments.kurtosis
+    if not np.isnan(known).any():
+        return known
+    squares = (q - q.reshape(-1, q.shape[-1]).mean(axis=0)) ** 2
+    evar = squares.reshape(-1, q.shape[-1]).mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_draw = (squares**2).mean(axis=0) - evar**2  # variance of one (x − x̄)²
-        return np.where(np.isinf(moments.ess), 0.0, np.sqrt(per_draw / moments.ess / evar / 4))
+        own = (squares**2).reshape(-1, q.shape[-1]).mean(axis=0) / evar**2
+    return np.where(np.isnan(known), own, known)
+
+
+def _delta_mcse_sd(kurtosis: np.ndarray, sd: np.ndarray, ess: np.ndarray) -> np.ndarray:
+    """``√((κ − 1) sd² / (4 ESS))``: the delta method's MCSE of an sd estimated from
+    ``ESS`` effective draws of a law of kurtosis ``κ`` and sd ``sd`` (docs/design.md §7.4)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt((kurtosis - 1.0) * sd**2 / (4.0 * ess))
+
+
+def mcse_sds(quantities: np.ndarray, moments: Moments) -> np.ndarray:
+    """Our MCSE of each quantity's sd (n,) under the reference's law: ``√((κ − 1)
+    sd_ref² / (4 ESS))``, ``κ`` the reference's kurtosis (the draws' own fourth moment
+    where it is unknown), ``ESS`` that of ``(x − x̄)²`` in ``quantities`` (draws,
+    chains, n), split chains (docs/design.md §7.4)."""
+    q = np.asarray(quantities, dtype=float)
+    squares = (q - q.reshape(-1, q.shape[-1]).mean(axis=0)) ** 2
+    ess = np.asarray(effective_sample_size(squares), dtype=float).reshape(-1)
+    return _delta_mcse_sd(_kurtosis(q, moments), moments.sd, ess)
+
+
+def reference_mcse_sd(quantities: np.ndarray, moments: Moments) -> np.ndarray:
+    """The MCSE of the reference sds (n,): ``√((κ − 1) sd_ref² / (4 ESS_ref))``, the
+    delta-method MCSE of an sd from ``moments.ess`` draws of the reference's law, ``κ``
+    its kurtosis (where unknown, the fourth moment of ``quantities`` (draws, chains, n));
+    zero where the reference is exact (``ess`` infinite)."""
+    q = np.asarray(quantities, dtype=float).reshape(-1, len(moments.names))
+    mcse = _delta_mcse_sd(_kurtosis(q[:, None, :], moments), moments.sd, moments.ess)
+    return np.where(np.isinf(moments.ess), 0.0, mcse)
 
 
 def z_of_sds(quantities: np.ndarray, moments: Moments, stats: dict | None = None) -> np.ndarray:
     """``|z|`` of each quantity's sd against its reference (n,): ``(sd − sd_ref) /
-    √(MCSE_sd² + MCSE_sd,ref²)``; ``stats``: the ``sd`` and ``mcse_sd`` of
-    :func:`~ladder_mcmc.diagnostics.posterior_statistics`, if already computed."""
+    √(MCSE_sd² + MCSE_sd,ref²)`` (:func:`mcse_sds`, :func:`reference_mcse_sd`);
+    ``stats``: the ``sd`` of :func:`~ladder_mcmc.diagnostics.posterior_statistics`, if
+    already computed."""
     q = np.asarray(quantities, dtype=float)
     if stats is None:
-        stats = posterior_statistics(q, ("sd", "mcse_sd"))
+        stats = posterior_statistics(q, ("sd",))
     with np.errstate(divide="ignore", invalid="ignore"):
+        mcse = mcse_sds(q, moments)
         mcse_ref = reference_mcse_sd(q, moments)
-        return np.abs((stats["sd"] - moments.sd) / np.sqrt(stats["mcse_sd"] ** 2 + mcse_ref**2))
+        return np.abs((stats["sd"] - moments.sd) / np.sqrt(mcse**2 + mcse_ref**2))
 
 
 def accuracy(quantities: np.ndarray, moments: Moments) -> dict[str, Any]:
@@ -147,7 +187,7 @@ def accuracy(quantities: np.ndarray, moments: Moments) -> dict[str, Any]:
         raise ValueError(
             f"quantities must have shape (draws, chains, {len(moments.names)}), got {q.shape}"
         )
-    stats = posterior_statistics(q, ("mean", "sd", "mcse_mean", "mcse_sd"))
+    stats = posterior_statistics(q, ("mean", "sd", "mcse_mean"))
     with np.errstate(divide="ignore", invalid="ignore"):
         error = stats["mean"] - moments.mean
         z = np.abs(error / np.sqrt(stats["mcse_mean"] ** 2 + moments.mcse**2))
@@ -183,4 +223,12 @@ def figures_of(run: SamplerRun, quantities: np.ndarray, moments: Moments) -> Fig
     return Figures(**out)
 
 
-__all__ = ["Figures", "accuracy", "figures_of", "frozen_chains", "reference_mcse_sd", "z_of_sds"]
+__all__ = [
+    "Figures",
+    "accuracy",
+    "figures_of",
+    "frozen_chains",
+    "mcse_sds",
+    "reference_mcse_sd",
+    "z_of_sds",
+]

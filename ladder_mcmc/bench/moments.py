@@ -2,12 +2,15 @@
 
 A :class:`Moments` holds, for every quantity a model reports (a coordinate of a synthetic
 target, a constrained parameter of a posterior), its reference mean and standard
-deviation, the Monte Carlo standard error of that mean (zero for exact moments), and
-the effective sample size of the reference run (infinite for exact moments).
+deviation, the Monte Carlo standard error of that mean (zero for exact moments), the
+effective sample size of the reference run (infinite for exact moments), and its
+kurtosis ``E(q − E q)⁴ / sd⁴`` where the reference knows it (NaN where not): the
+MCSE of a standard deviation is read from it (:mod:`ladder_mcmc.bench.figures`,
+docs/design.md §7.4).
 Exact ones come from the targets' closed forms (:meth:`Moments.exact`), by quadrature
-(:func:`rough_well_moments`; eight schools,
-:func:`~ladder_mcmc.models.posteriors.eight_schools.exact_moments`), or from posteriordb's
-long reference runs (:meth:`Moments.from_reference`).
+(:func:`rough_well_moments`; eight schools, :func:`eight_schools_moments`), or from
+posteriordb's long reference runs (:meth:`Moments.from_reference`, the kurtosis from its
+reference draws: :mod:`ladder_mcmc.bench.reference_kurtosis`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from ladder_mcmc.bench.reference_kurtosis import reference_kurtosis
 from ladder_mcmc.models.exact_targets import RoughWell
+from ladder_mcmc.models.posteriors.eight_schools import log_tau_posterior
 
 
 def _vector(value: object) -> np.ndarray:
@@ -46,6 +51,11 @@ class Moments:
         MCSE of the reference ``sd`` is taken from it (:mod:`ladder_mcmc.bench.figures`).
     source : str
         Where they come from (``"exact"``, ``"quadrature"``, ``"posteriordb"``).
+    kurtosis : float array (n,)
+        The reference kurtosis ``E(q − E q)⁴ / sd⁴`` of each quantity (3 for a normal
+        law, ``≥ 1``), NaN where the reference does not know it: the MCSE of an sd is
+        taken from it rather than from the fourth moment of the draws judged
+        (:func:`~ladder_mcmc.bench.figures.mcse_sds`).
     """
 
     names: tuple[str, ...] = attrs.field(converter=tuple)
@@ -57,10 +67,14 @@ class Moments:
         default=attrs.Factory(lambda self: np.full(len(self.names), np.inf), takes_self=True),
         converter=_vector,
     )
+    kurtosis: np.ndarray = attrs.field(
+        default=attrs.Factory(lambda self: np.full(len(self.names), np.nan), takes_self=True),
+        converter=_vector,
+    )
 
     def __attrs_post_init__(self) -> None:
         n = len(self.names)
-        for field in ("mean", "sd", "mcse", "ess"):
+        for field in ("mean", "sd", "mcse", "ess", "kurtosis"):
             if getattr(self, field).shape != (n,):
                 raise ValueError(
                     f"Moments.{field} must have one value per name ({n}), got "
@@ -72,6 +86,11 @@ class Moments:
             raise ValueError("Moments.mcse must be finite and >= 0")
         if not np.all(self.ess > 0):  # NaN fails too
             raise ValueError(f"Moments.ess must be > 0 (inf for exact moments), got {self.ess}")
+        known = self.kurtosis[~np.isnan(self.kurtosis)]
+        if not (np.all(np.isfinite(known)) and np.all(known >= 1)):
+            raise ValueError(
+                f"Moments.kurtosis must be finite and >= 1 (NaN if unknown), got {self.kurtosis}"
+            )
 
     @property
     def variance(self) -> np.ndarray:
@@ -90,22 +109,28 @@ class Moments:
         mean: Sequence[float] | np.ndarray,
         variance: Sequence[float] | np.ndarray,
         source: str = "exact",
+        kurtosis: Sequence[float] | np.ndarray | None = None,
     ) -> Moments:
-        """Exact moments: ``mean`` and ``variance`` per quantity, no Monte Carlo error.
+        """Exact moments: ``mean``, ``variance`` and ``kurtosis`` (``E(q − E q)⁴ /
+        variance²``; None: unknown) per quantity, no Monte Carlo error.
 
         Examples
         --------
-        >>> m = Moments.exact(["a", "b"], [0.0, 1.0], [4.0, 1.0])
-        >>> m.sd, m.mcse
-        (array([2., 1.]), array([0., 0.]))
+        >>> m = Moments.exact(["a", "b"], [0.0, 1.0], [4.0, 1.0], kurtosis=[3.0, 3.0])
+        >>> m.sd, m.mcse, m.kurtosis
+        (array([2., 1.]), array([0., 0.]), array([3., 3.]))
         """
         variance = _vector(variance)
-        return cls(names, mean, np.sqrt(variance), np.zeros(len(variance)), source)
+        n = len(variance)
+        kurt = np.full(n, np.nan) if kurtosis is None else kurtosis
+        return cls(names, mean, np.sqrt(variance), np.zeros(n), source, np.full(n, np.inf), kurt)
 
     @classmethod
     def from_reference(cls, reference: object) -> Moments:
         """From a posteriordb :class:`~ladder_mcmc.models.posteriors.Reference`
-        (constrained parameters: names, mean, sd, mcse, and the bulk ESS of its draws)."""
+        (constrained parameters: names, mean, sd, mcse, and the bulk ESS of its draws),
+        the kurtosis of its reference draws where
+        :func:`~ladder_mcmc.bench.reference_kurtosis.reference_kurtosis` knows it."""
         return cls(
             reference.names,  # type: ignore[attr-defined]
             reference.mean,  # type: ignore[attr-defined]
@@ -113,6 +138,7 @@ class Moments:
             reference.mcse,  # type: ignore[attr-defined]
             "posteriordb",
             reference.ess,  # type: ignore[attr-defined]
+            reference_kurtosis(reference.names, reference.sd),  # type: ignore[attr-defined]
         )
 
 
@@ -125,25 +151,68 @@ def rough_well_moments(target: RoughWell, n_grid: int = 400_001) -> Moments:
     """Exact moments of :class:`~ladder_mcmc.models.RoughWell` by quadrature.
 
     The density factorises over coordinates, each ``∝ exp(−x²/(2σ₁²) − cos(πx/σ₂))``:
-    symmetric (mean 0), its variance one integral on an even grid of ``n_grid`` points over
-    ``±12 σ₁`` (the ripples' period ``2σ₂`` spans hundreds of points).
+    symmetric (mean 0), its variance and fourth moment one integral each on an even grid
+    of ``n_grid`` points over ``±12 σ₁`` (the ripples' period ``2σ₂`` spans hundreds of
+    points).
 
     Examples
     --------
     >>> m = rough_well_moments(RoughWell())
-    >>> m.mean, bool(9000 < m.variance[0] < 11000)
-    (array([0., 0.]), True)
+    >>> m.mean, bool(9000 < m.variance[0] < 11000), bool(2.5 < m.kurtosis[0] < 3.5)
+    (array([0., 0.]), True, True)
     """
     x = np.linspace(-12 * target.sigma1, 12 * target.sigma1, n_grid)
     log_w = -(x**2) / (2 * target.sigma1**2) - np.cos(np.pi * x / target.sigma2)
     w = np.exp(log_w - log_w.max())
-    variance = float(np.sum(w * x**2) / np.sum(w))
+    w /= w.sum()
+    variance = float(np.sum(w * x**2))
+    kurtosis = float(np.sum(w * x**4)) / variance**2
     return Moments.exact(
         coordinate_names(target.dim),
         np.zeros(target.dim),
         np.full(target.dim, variance),
         "quadrature",
+        np.full(target.dim, kurtosis),
     )
 
 
-__all__ = ["Moments", "coordinate_names", "rough_well_moments"]
+def eight_schools_moments(
+    names: Sequence[str], y: np.ndarray, sigma: np.ndarray, n_grid: int = 20_001
+) -> Moments:
+    """Exact moments of eight schools' ``(theta[1..J], mu, tau)`` by quadrature, the
+    kurtosis included.
+
+    As :func:`~ladder_mcmc.models.posteriors.eight_schools.exact_moments` (the same
+    conditionals on the same grid of ``log tau``,
+    :func:`~ladder_mcmc.models.posteriors.eight_schools.log_tau_posterior`): given
+    ``tau``, ``mu`` and each ``theta_j`` are normal with mean ``c`` and variance ``s``
+    (``tau`` itself a point), so the fourth central moment about the posterior mean
+    ``μ`` is ``Σ_grid w [(c − μ)⁴ + 6 (c − μ)² s + 3 s²]``.
+
+    Examples
+    --------
+    >>> y = np.array([28.0, 8, -3, 7, -1, 1, 18, 12])
+    >>> sigma = np.array([15.0, 10, 16, 11, 9, 11, 10, 18])
+    >>> m = eight_schools_moments([f"q{i}" for i in range(10)], y, sigma)
+    >>> m.sd[-2:].round(2), bool(m.kurtosis[-1] > 5)  # mu, tau: tau's tail is heavy
+    (array([3.32, 3.22]), True)
+    """
+    y, sigma = np.asarray(y, dtype=float), np.asarray(sigma, dtype=float)
+    u, w = log_tau_posterior(y, sigma, n_grid)
+    tau2 = np.exp(2.0 * u)[:, None]
+    v = sigma**2 + tau2  # (grid, J)
+    s2 = 1.0 / ((1.0 / v).sum(axis=1, keepdims=True) + 1.0 / 25.0)
+    m = s2 * (y / v).sum(axis=1, keepdims=True)
+    b = sigma**2 / v
+    cond_mean = np.column_stack([(1.0 - b) * y + b * m, m, np.sqrt(tau2)])
+    cond_var = np.column_stack(
+        [1.0 / (1.0 / sigma**2 + 1.0 / tau2) + b * b * s2, s2, np.zeros_like(m)]
+    )
+    mean = w @ cond_mean
+    centred = cond_mean - mean
+    variance = w @ (cond_var + centred**2)
+    fourth = w @ (centred**4 + 6.0 * centred**2 * cond_var + 3.0 * cond_var**2)
+    return Moments.exact(names, mean, variance, "quadrature", fourth / variance**2)
+
+
+__all__ = ["Moments", "coordinate_names", "eight_schools_moments", "rough_well_moments"]

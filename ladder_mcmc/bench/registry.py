@@ -30,11 +30,16 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.bench.jax_densities import jax_log_density
-from ladder_mcmc.bench.moments import Moments, coordinate_names, rough_well_moments
+from ladder_mcmc.bench.moments import (
+    Moments,
+    coordinate_names,
+    eight_schools_moments,
+    rough_well_moments,
+)
 from ladder_mcmc.models import posteriors
 from ladder_mcmc.models.adapters import from_jax
 from ladder_mcmc.models.exact_targets import IllConditionedGaussian, NealsFunnel, RoughWell
-from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsCentered, exact_moments
+from ladder_mcmc.models.posteriors.eight_schools import EightSchoolsCentered
 
 
 def _coordinates(target: Any, positions: np.ndarray) -> np.ndarray:
@@ -103,8 +108,10 @@ class SuiteModel:
 
 
 def _gaussian(dim: int) -> SuiteModel:
-    def moments(t: IllConditionedGaussian) -> Moments:
-        return Moments.exact(coordinate_names(t.dim), t.mean, t.variances)
+    def moments(t: IllConditionedGaussian) -> Moments:  # normal: kurtosis 3
+        return Moments.exact(
+            coordinate_names(t.dim), t.mean, t.variances, kurtosis=np.full(t.dim, 3.0)
+        )
 
     return SuiteModel(
         f"gauss{dim}",
@@ -116,7 +123,12 @@ def _gaussian(dim: int) -> SuiteModel:
 
 def _funnel() -> SuiteModel:
     def moments(t: NealsFunnel) -> Moments:
-        return Moments.exact(("v",) + coordinate_names(t.dim - 1), t.mean, t.variance)
+        # v ~ N(0, s²): kurtosis 3; x_i | v ~ N(0, e^v): E x⁴ = 3 E e^{2v} = 3 e^{2s²} over
+        # (E x²)² = e^{s²}, kurtosis 3 e^{s²} (≈ 24 000 for s = 3)
+        kurtosis = np.r_[3.0, np.full(t.dim - 1, 3.0 * np.exp(t.scale**2))]
+        return Moments.exact(
+            ("v",) + coordinate_names(t.dim - 1), t.mean, t.variance, kurtosis=kurtosis
+        )
 
     return SuiteModel(
         "funnel", "Neal's funnel, 10-d, s = 3", lambda: NealsFunnel(10), moments, hard=True
@@ -125,8 +137,7 @@ def _funnel() -> SuiteModel:
 
 def _centered_eight_schools() -> SuiteModel:
     def moments(t: EightSchoolsCentered) -> Moments:
-        mean, var = exact_moments(t.y, t.sigma)
-        return Moments.exact(t.param_names, mean, var, "quadrature")
+        return eight_schools_moments(t.param_names, t.y, t.sigma)
 
     return SuiteModel(
         "eight_schools_centered",
