@@ -206,23 +206,22 @@ def timed(kernel, init, n, seed, **kw) -> dict:
 def warmup_speed(key: str, chains: int, n_warmup: int, n_draws: int, seed: int) -> dict:
     """Seconds per gradient of warm-up and of sampling in one compiled run of
     ``lahmc(target)`` (a first run compiles), and the warm-up's compiled calls."""
-    from ladder_mcmc.engine import jax_warmup
 
     m = model_zoo.model(key)
     target = from_jax(m["log_density"], m["dim"], parameters=m["parameters"])
     init, sample_seed = m["init"](seed, chains)
     kw = {"warmup": n_warmup, "backend": "jax", "checks": False}
     timed(lahmc(target), init, n_draws, sample_seed, **kw)
-    calls, iterations, moves = jax_warmup.segment_calls()
+    calls, iterations, moves = jax_loop.segment_calls()
     init, sample_seed = m["init"](seed, chains)
     r = timed(lahmc(target), init, n_draws, sample_seed, **kw)
     trace = r["trace"]
     return {
         "warm": trace.warmup.wall_time / r["warm_grads"],
         "sample": trace.wall_time / r["grads"],
-        "calls": jax_warmup.segment_calls()[0] - calls,
-        "waiting": (jax_warmup.segment_calls()[1] - iterations)
-        / (jax_warmup.segment_calls()[2] - moves),
+        "calls": jax_loop.segment_calls()[0] - calls,
+        "waiting": (jax_loop.segment_calls()[1] - iterations)
+        / (jax_loop.segment_calls()[2] - moves),
         "compile": r["compile"],
     }
 

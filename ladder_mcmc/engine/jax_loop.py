@@ -13,6 +13,12 @@ reports progress. An interrupted run keeps every block finished before it. The s
 per-chain fields of the carried state are packed too, so that the loop's work besides the
 map stays a few operations (:func:`loop_operations` counts them in the compiled HLO).
 
+Warm-up runs on the same loop: sampling is the loop with no adaptation (``_loop``'s
+``adaptation=None``, the kernel fixed); :func:`run_adapting` runs it with a warm-up's
+:class:`~ladder_mcmc.engine.warmup.Adaptation`, whose ``update`` runs inside the loop
+as the slowest chain finishes a sub-block, on rung codes and draws read from the
+outputs, the chains ragged across sub-blocks.
+
 The kernel is an argument of the compiled function (a pytree, :mod:`ladder_mcmc.engine.pytree`):
 its array and ``TRACED`` fields are traced values, so a new step size or mass reuses the
 compilation; its structure (the parts, the rule's plan, the target) is compiled in. A
@@ -56,6 +62,7 @@ if TYPE_CHECKING:
 BLOCK = 128
 
 _COUNT = {"compilations": 0}
+_CALLS = {"calls": 0, "iterations": 0, "moves": 0.0}
 
 #: a record's integer counts (carried as floats inside the loop)
 _COUNTS = ("rung", "n_moves", "non_finite", "cost", "overhead")
@@ -79,16 +86,48 @@ def count_compilation() -> None:
     _COUNT["compilations"] += 1
 
 
-def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps):
-    """Every chain through ``steps[i]`` steps: ``(final LadderState, outputs)``, the outputs
-    (chains, width, …) with each chain's step ``s`` in column ``s``."""
+def segment_calls() -> tuple[int, int, float]:
+    """Compiled warm-up calls (host round-trips), their loops' iterations (map calls on
+    the batch) and their steps' map calls per chain, so far in this process: a loop in
+    which no chain waits makes as many iterations as map calls per chain."""
+    return _CALLS["calls"], _CALLS["iterations"], _CALLS["moves"]
+
+
+def _adapted(kernel0, state, adaptation):
+    """The leaves of ``adaptation.kernel(kernel0, state)`` that are not ``kernel0``'s (its
+    adapted values), their indices, ``kernel0``'s leaves and tree."""
+    import jax
+
+    leaves, tree = jax.tree_util.tree_flatten(kernel0)
+    new = jax.tree_util.tree_leaves(adaptation.kernel(kernel0, state))
+    at = tuple(i for i, (a, b) in enumerate(zip(leaves, new, strict=True)) if a is not b)
+    return tuple(new[i] for i in at), at, leaves, tree
+
+
+def _lagged_values(kernel0, state, adaptation):
+    return _adapted(kernel0, state, adaptation)[0]
+
+
+def _loop(kernel0, ks, state, lagged, uniforms, normals, steps, first, width, adaptation):
+    """Every chain through ``steps[i]`` steps: ``(ks, state, lagged, outputs, iterations)``,
+    the outputs (chains, width, …) with each chain's step ``s`` in column ``s``.
+
+    ``adaptation`` ``None`` (sampling): the kernel is ``kernel0``, ``state`` and ``lagged``
+    pass through. Else (warm-up, the call's first step warm-up step ``first``): every
+    chain runs at the kernel of its own sub-block of ``adaptation.every`` steps, sub-block
+    ``b`` at the state after sub-block ``b − 2`` (``lagged``: the adapted values,
+    :func:`_adapted`, before the last update), the step under ``jax.vmap`` with the
+    adapted leaves chosen per chain; a chain waits only when a whole sub-block ahead of
+    the slowest, and when the slowest finishes one ``adaptation.update`` reads its rung
+    codes and draws from the outputs."""
     import jax
     import jax.numpy as jnp
 
     count_compilation()  # runs when JAX traces: once per compilation
-    plan = Plan.of(kernel.rule)
+    plan = Plan.of(kernel0.rule)
     n = ks.direction.shape[0]
     rows = jnp.arange(n)
+    kernel = kernel0 if adaptation is None else adaptation.kernel(kernel0, state)
     draws = BlockDraws(uniforms, normals, jnp.zeros((n, 2), dtype=jnp.int64))
     rs = start(kernel, ks, jnp.zeros(n, dtype=jnp.int64), _Advancing(draws, steps > 0))
 
@@ -101,12 +140,49 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
                 out[name] = value.astype(jnp.float64)
         return out
 
-    def one(rs, offsets):
-        d = BlockDraws(uniforms, normals, offsets)
-        rs, rec = iterate(kernel, plan, rs, d, steps, rs.step < steps)
-        return rs, d.offsets, record_fields(rec), rec.decided, rec.step
+    if adaptation is None:
 
-    record = Packing(jax.eval_shape(one, rs, draws.offsets)[2])
+        def one(rs, offsets, extra):
+            d = BlockDraws(uniforms, normals, offsets)
+            rs, rec = iterate(kernel, plan, rs, d, steps, rs.step < steps)
+            return rs, d.offsets, record_fields(rec), rec.decided, rec.step
+
+        extra = ()
+    else:
+        every = adaptation.every
+        _, varying, leaves, tree = _adapted(kernel0, state, adaptation)
+
+        def one_chain(values, rs, u, z, offsets, limit, active):
+            chain_leaves = list(leaves)
+            for i, v in zip(varying, values, strict=True):
+                chain_leaves[i] = v
+            kernel = jax.tree_util.tree_unflatten(tree, chain_leaves)
+            d = BlockDraws(u[None], z[None], offsets[None])
+            one_row = jax.tree_util.tree_map(lambda x: x[None], rs)
+            rs, rec = iterate(kernel, plan, one_row, d, limit, active[None])
+            if rec.cost is None:  # the warm-up's cost per map call varies with the kernel
+                rec = attrs.evolve(rec, cost=jnp.full(1, kernel.map.cost, dtype=jnp.int64))
+            return jax.tree_util.tree_map(lambda x: x[0], (rs, d.offsets, rec))
+
+        def one(rs, offsets, extra):
+            current, lagged, done, _ = extra
+            block = rs.step // every
+            active = (rs.step < steps) & (block <= done + 1)
+            new = _adapted(kernel0, current, adaptation)[0]
+            newer = block > done  # the chains a sub-block ahead: at the newer values
+            values = [
+                jnp.where(newer.reshape((n,) + (1,) * jnp.ndim(b)), b, a)
+                for a, b in zip(lagged, new, strict=True)
+            ]
+            rs, offsets, rec = jax.vmap(one_chain)(
+                values, rs, uniforms, normals, offsets, steps, active
+            )
+            return rs, offsets, record_fields(rec), rec.decided, rec.step
+
+        zero = jnp.zeros((), dtype=jnp.int64)
+        extra = (state, lagged, zero, zero)
+
+    record = Packing(jax.eval_shape(one, rs, draws.offsets, extra)[2])
     carried = Carried((rs, draws.offsets))
     # the record a few flat (chains · (width + 1), …) arrays: chain i's step s in row
     # i·(width + 1) + s (column ``width`` a bin for the chains that did not decide), so that
@@ -114,28 +190,58 @@ def _block(kernel: Ladder, ks: LadderState, uniforms, normals, width: int, steps
     # carried packed too (one ``where`` per packed array, not one per field)
     outputs = record.zeros(n * (width + 1))
 
+    def columns(outputs, cols):
+        return record.unpack(
+            tuple(b.reshape((n, width + 1) + b.shape[1:])[:, cols] for b in outputs)
+        )
+
+    def update(current, outputs, done, valid):
+        """The sub-block ``done`` (its columns of the outputs) fed to the adaptation."""
+        cols = jnp.minimum(done * every + jnp.arange(every), jnp.max(steps) - 1)
+        buf = columns(outputs, cols)
+        rungs = buf["rung"].astype(jnp.int64).T
+        sub = jnp.swapaxes(buf["draw"], 0, 1) if adaptation.keeps_draws else None
+        new = adaptation.update(current, rungs, sub, first + done * every, valid)
+        return new, _adapted(kernel0, current, adaptation)[0]
+
     def cond(carry):
         rs, _ = carried.unpack(carry[0])
         return jnp.any(rs.step < steps)
 
     def body(carry):
-        packed, outputs = carry
-        rs, offsets, fields, decided, step = one(*carried.unpack(packed))
+        packed, outputs, extra = carry
+        rs, offsets, fields, decided, step = one(*carried.unpack(packed), extra)
         column = jnp.where(decided, step, width)
         at = rows * (width + 1) + column
         outputs = record.write(outputs, at, fields)
-        return carried.pack((rs, offsets)), outputs
+        if adaptation is not None:
+            current, lagged, done, k = extra
+            finished = jnp.min(rs.step) >= (done + 1) * every
+            current, lagged = jax.lax.cond(
+                finished,
+                lambda: update(current, outputs, done, every),
+                lambda: (current, lagged),
+            )
+            extra = (current, lagged, done + finished, k + 1)
+        return carried.pack((rs, offsets)), outputs, extra
 
-    init = (carried.pack((rs, draws.offsets)), outputs)
-    packed, outputs = jax.lax.while_loop(cond, body, init)
+    init = (carried.pack((rs, draws.offsets)), outputs, extra)
+    packed, outputs, extra = jax.lax.while_loop(cond, body, init)
+    iterations = 0
+    if adaptation is not None:  # a last sub-block cut short by the call's end
+        state, lagged, done, iterations = extra
+        count = jnp.max(steps)
+        state, lagged = jax.lax.cond(
+            done * every < count,
+            lambda: update(state, outputs, done, count - done * every),
+            lambda: (state, lagged),
+        )
     rs, _ = carried.unpack(packed)
-    outputs = record.unpack(
-        tuple(buf.reshape((n, width + 1) + buf.shape[1:])[:, :width] for buf in outputs)
-    )
+    outputs = columns(outputs, slice(0, width))
     for name in _COUNTS:
         if name in outputs:
             outputs[name] = outputs[name].astype(jnp.int64)
-    return rs.ladder_state(), outputs
+    return rs.ladder_state(), state, lagged, outputs, iterations
 
 
 class Carried:
@@ -180,12 +286,19 @@ class _Advancing:
 def _compiled() -> Callable:
     import jax
 
-    return jax.jit(_block, static_argnums=(4,))
+    return jax.jit(_loop, static_argnames=("width", "adaptation"))
 
 
-def prepare(kernel: Ladder, ks: LadderState) -> None:
-    """Make the kernel's and the state's classes pytrees (before any compiled call)."""
-    register(RaggedState, StepRecord, LadderState, kernel, ks)
+@lru_cache(maxsize=1)
+def _compiled_values() -> Callable:
+    import jax
+
+    return jax.jit(_lagged_values, static_argnames=("adaptation",))
+
+
+def prepare(kernel: Ladder, ks: LadderState, state: Any = None) -> None:
+    """Make the kernel's and the states' classes pytrees (before any compiled call)."""
+    register(RaggedState, StepRecord, LadderState, kernel, ks, state)
 
 
 def run_jax(
@@ -198,36 +311,74 @@ def run_jax(
 ) -> LadderState:
     """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain, in
     compiled blocks; the :class:`~ladder_mcmc.engine.contract.Driver` contract."""
+    return run_adapting(kernel, ks, recorder, streams, None, None, 0, on_progress, until)[0]
+
+
+def run_adapting(
+    kernel: Ladder,
+    ks: LadderState,
+    recorder: StepRecorder,
+    streams: ChainStreams,
+    adaptation: Any,
+    state: Any,
+    first: int,
+    on_progress: Callable[[int], None] | None = None,
+    until: int | None = None,
+) -> tuple[LadderState, Any]:
+    """:func:`run_jax` with an :class:`~ladder_mcmc.engine.warmup.Adaptation` (``None``:
+    sampling) at ``state``, the recorder's first step warm-up step ``first``:
+    ``(LadderState, the adaptation's state)``. A warm-up's calls are whole sub-blocks,
+    so that its updates fall on the steps the host loop's do."""
     import jax
 
     stop = recorder.n_steps if until is None else min(until, recorder.n_steps)
-    prepare(kernel, ks)
-    state: Any = ks
+    prepare(kernel, ks, state)
+    most = BLOCK if adaptation is None else BLOCK - BLOCK % adaptation.every
+    out: Any = ks
     with jax.enable_x64(True):
         per_step = consumption(kernel, ks)
         fn = _compiled()
+        lagged: Any = ()
+        if adaptation is not None:  # a segment's first two sub-blocks run at its first state
+            lagged = _compiled_values()(kernel, state, adaptation=adaptation)
         done = recorder.steps_done.astype(np.int64)
-        steps = np.clip(stop - done, 0, BLOCK)
+        steps = np.clip(stop - done, 0, most)
         numbers = _numbers(streams, steps, per_step)
         while steps.any():
             # dispatched, not waited for: the next block's numbers are drawn meanwhile (an
             # interrupt then leaves the streams ahead of the recorded steps, which no
             # continuation reads: a checkpoint stores them only after a finished call)
-            state, outputs = fn(kernel, state, *numbers, steps)
-            following = np.clip(stop - done - steps, 0, BLOCK)
+            at = first + int(done.min())
+            out, state, lagged, outputs, iterations = fn(
+                kernel, out, state, lagged, *numbers, steps, at, width=BLOCK, adaptation=adaptation
+            )
+            following = np.clip(stop - done - steps, 0, most)
             numbers = _numbers(streams, following, per_step) if following.any() else None
-            _record(recorder, jax.device_get(outputs), steps, done)
+            outputs = jax.device_get(outputs)
+            _record(recorder, outputs, steps, done)
+            if adaptation is not None:
+                _CALLS["calls"] += 1
+                _CALLS["iterations"] += int(iterations)
+                _CALLS["moves"] += float(outputs["n_moves"].sum(axis=1).mean())
             done, steps = done + steps, following
             if on_progress is not None:
                 on_progress(recorder.completed())
-    return ks if state is ks else to_numpy(state)
+        if state is not None:
+            state = jax.tree_util.tree_map(np.asarray, state)
+    return (ks if out is ks else to_numpy(out)), state
 
 
 def _numbers(streams: ChainStreams, steps: np.ndarray, per_step: tuple[int, int]):
-    """``(uniforms, normals, width)`` of a block of ``steps`` per chain. Every block has the
-    width :data:`BLOCK` (fewer steps leave columns unused): one compiled function, hence the
+    """``(uniforms, normals)`` of a block of ``steps`` per chain. Every block has the width
+    :data:`BLOCK` (fewer steps leave columns unused): one compiled function, hence the
     same floating-point code, whatever the blocks a run is cut into (checkpoints)."""
-    return (*draw_block(streams, steps, per_step[0], per_step[1], BLOCK), BLOCK)
+    return draw_block(streams, steps, per_step[0], per_step[1], BLOCK)
+
+
+def call(kernel: Ladder, ks: Any, numbers: tuple, steps: np.ndarray) -> tuple[Any, dict]:
+    """One compiled sampling block (no adaptation): ``(ks, outputs)``."""
+    out = _compiled()(kernel, ks, None, (), *numbers, steps, 0, width=BLOCK, adaptation=None)
+    return out[0], out[3]
 
 
 def to_numpy(ks: LadderState) -> LadderState:
@@ -292,8 +443,9 @@ def loop_operations(kernel: Ladder, ks: LadderState) -> dict[str, int]:
         n = int(ks.direction.shape[0])
         steps = np.full(n, BLOCK)
         numbers = _numbers(ChainStreams.for_chains(1, n), steps, consumption(kernel, ks))
-        fn = jax.jit(lambda *args: _block(*args), static_argnums=(4,))  # a new trace
-        return _body_operations(fn.lower(kernel, ks, *numbers, steps).compile().as_text())
+        fn = jax.jit(lambda *a, **k: _loop(*a, **k), static_argnames=("width", "adaptation"))
+        lowered = fn.lower(kernel, ks, None, (), *numbers, steps, 0, width=BLOCK, adaptation=None)
+        return _body_operations(lowered.compile().as_text())
 
 
 def map_operations(kernel: Ladder, ks: LadderState) -> dict[str, int]:
@@ -349,6 +501,9 @@ __all__ = [
     "count_compilation",
     "loop_operations",
     "map_operations",
+    "call",
+    "run_adapting",
     "run_jax",
+    "segment_calls",
     "to_numpy",
 ]

@@ -27,7 +27,7 @@ import numpy as np
 
 from ladder_mcmc.engine import jax_loop
 from ladder_mcmc.engine.block_draws import consumption
-from ladder_mcmc.engine.jax_loop import _compiled, _numbers, _record, prepare, to_numpy
+from ladder_mcmc.engine.jax_loop import _numbers, _record, call, prepare, to_numpy
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
@@ -175,17 +175,15 @@ def run_sequential(
     moved = False
     with jax.enable_x64(True):
         per_step = consumption(kernel, states[0])
-        fn = _compiled()
         done = recorder.steps_done.astype(np.int64)
         steps = np.clip(stop - done, 0, jax_loop.BLOCK)
         while steps.any():
-            uniforms, normals, width = _numbers(streams, steps, per_step)
+            uniforms, normals = _numbers(streams, steps, per_step)
             calls = {}
             for i in np.flatnonzero(steps):  # dispatched one after another, then read
                 row = slice(i, i + 1)
-                states[i], calls[i] = fn(
-                    kernel, states[i], uniforms[row], normals[row], width, steps[row]
-                )
+                numbers = (uniforms[row], normals[row])
+                states[i], calls[i] = call(kernel, states[i], numbers, steps[row])
             outputs = _gathered(jax.device_get(calls), n)
             _record(recorder, outputs, steps, done)
             moved = True

@@ -17,11 +17,12 @@ It is made of pure pieces:
 * ``final`` (host): the adapted kernel and what warm-up found.
 
 :func:`run_warmup` runs the schedule's segments. On numpy each sub-block is one call of
-the host loop, and ``update`` runs on the host; on JAX a segment is a few compiled
-calls, each one ``lax.while_loop`` in which the chains stay ragged across sub-blocks
-(each at its sub-block's kernel, the adapted values traced) and ``update`` runs as the
-slowest chain finishes a sub-block (:mod:`~ladder_mcmc.engine.jax_warmup`), so warm-up
-costs a handful of calls and the chains meet only at the windows' ends. Both backends
+the host loop, and ``update`` runs on the host; on JAX a segment runs on the compiled
+sampling loop with the adaptation in it (:func:`~ladder_mcmc.engine.jax_loop.run_adapting`):
+a few calls, each one ``lax.while_loop`` in which the chains stay ragged across
+sub-blocks (each at its sub-block's kernel, the adapted values traced) and ``update``
+runs as the slowest chain finishes a sub-block, so the chains meet only at the windows'
+ends. Both backends
 draw the same numbers and run the same ``update`` at the same steps: their warm-ups
 agree to rounding.
 """
@@ -208,18 +209,23 @@ def run_warmup(
     t = 0
     try:
         for stop, window_end in adaptation.segments():
+            size = stop - t
+            # the compiled loop's update reads the draws inside it: none kept on the host
+            keep = adaptation.keeps_draws and backend != "jax"
+            rec = recorder(size, n_chains, 1 if keep else size + 1, max_rung=kernel.max_rung)
+            shown = None if on_progress is None else (lambda n, t=t: on_progress(t + n))
             if backend == "jax":
-                from ladder_mcmc.engine.jax_warmup import run_segment as jax_segment
+                from ladder_mcmc.engine.jax_loop import run_adapting
 
-                ks, state = jax_segment(
-                    kernel, ks, state, adaptation, streams, t, stop, rungs, grads, on_progress
-                )
+                ks, state = run_adapting(kernel, ks, rec, streams, adaptation, state, t, shown)
             else:
                 driver = driver_for(kernel, schedule, "numpy")
-                ks, state = _numpy_segment(
-                    kernel, ks, state, adaptation, streams, driver, recorder, t, stop, rungs,
-                    grads, on_progress,
-                )  # fmt: skip
+                ks, state = _host_segment(
+                    kernel, ks, rec, streams, adaptation, state, t, driver, shown
+                )
+            rungs[t:stop] = rec.rungs
+            per_move = kernel.map.cost if rec.step_cost is None else rec.step_cost
+            grads[t:stop] = gradients(rec.n_moves, per_move, rec.step_overhead)
             if window_end:
                 kernel, ks, state = adaptation.window_end(kernel, ks, state, rng)
             t = stop
@@ -241,30 +247,20 @@ def run_warmup(
     return kernel, ks, found
 
 
-def _numpy_segment(
-    kernel, ks, state, adaptation, streams, driver, recorder, start, stop, rungs, grads,
-    on_progress,
-):  # fmt: skip
-    """The segment's sub-blocks on the host loop, each at the state after the one before
-    the last, ``update`` after each."""
-    size = stop - start
-    thin = 1 if adaptation.keeps_draws else size + 1
-    rec = recorder(size, len(ks.direction), thin, max_rung=kernel.max_rung)
-    shown = None if on_progress is None else (lambda n: on_progress(start + n))
-    lo = 0
-    lagged = state  # sub-block b runs at the state after sub-block b − 2
-    while lo < size:
-        hi = min(size, lo + adaptation.every)
+def _host_segment(kernel, ks, rec, streams, adaptation, state, first, driver, on_progress):
+    """A segment's sub-blocks on the host loop (``driver``), each at the state after the one
+    before the last, ``update`` after each; each step's cost per map call recorded."""
+    lo, lagged = 0, state  # sub-block b runs at the state after sub-block b − 2
+    while lo < rec.n_steps:
+        hi = min(rec.n_steps, lo + adaptation.every)
         at = adaptation.kernel(kernel, lagged)
-        ks = driver(at, ks, rec, streams, shown, until=hi)
+        ks = driver(at, ks, rec, streams, on_progress, until=hi)
+        if at.map.cost_of is None:
+            rec.costs()[lo:hi] = at.map.cost
         draws = None if rec.draws is None else np.asarray(rec.draws[lo:hi])
         lagged = state
-        state = adaptation.update(state, rec.rungs[lo:hi], draws, start + lo, hi - lo)
-        per_move = at.map.cost if rec.step_cost is None else rec.step_cost[lo:hi]
-        overhead = None if rec.step_overhead is None else rec.step_overhead[lo:hi]
-        grads[start + lo : start + hi] = gradients(rec.n_moves[lo:hi], per_move, overhead)
+        state = adaptation.update(state, rec.rungs[lo:hi], draws, first + lo, hi - lo)
         lo = hi
-    rungs[start:stop] = rec.rungs
     return ks, state
 
 

@@ -79,14 +79,14 @@ def test_each_sub_block_runs_at_the_state_before_the_last_update(monkeypatch):
 
 def test_compiled_warmup_chains_wait_only_a_sub_block_ahead():
     jax = pytest.importorskip("jax")
-    from ladder_mcmc.engine import jax_warmup
+    from ladder_mcmc.engine import jax_loop
     from ladder_mcmc.models import from_jax
 
     scales = jax.numpy.asarray(SCALES)
     target = from_jax(lambda x: -0.5 * jax.numpy.sum((x / scales) ** 2), DIM)
-    calls, iterations, moves = jax_warmup.segment_calls()
+    calls, iterations, moves = jax_loop.segment_calls()
     sample(lahmc(target), _x0(4), 5, warmup=400, seed=1, backend="jax", checks=False)
-    calls_now, iterations_now, moves_now = jax_warmup.segment_calls()
+    calls_now, iterations_now, moves_now = jax_loop.segment_calls()
     # map calls on the batch per map call of a chain: 1 when no chain ever waits; about
     # 1.4 when every chain waits for the slowest at every sub-block's end
     waiting = (iterations_now - iterations) / (moves_now - moves)
