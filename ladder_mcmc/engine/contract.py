@@ -5,8 +5,9 @@ the chains until the recorder holds a given number of steps per chain. Two *sche
 of the same transitions exist (docs/design.md §9):
 
 * ``"synchronous"`` — every chain takes its step together, rung by rung
-  (:func:`~ladder_mcmc.engine.synchronous.run_synchronous`, on :meth:`Ladder.step
-  <ladder_mcmc.ladder.kernel.Ladder.step>`: the reference);
+  (:func:`run_synchronous`, on :meth:`Ladder.step <ladder_mcmc.ladder.kernel.Ladder.step>`):
+  the reference the tests hold the ragged loops to, run only when asked for
+  (``sample(..., schedule="synchronous")``), never chosen for a run;
 * ``"ragged"`` — every chain at its own rung of its own step, one map call per
   iteration on the whole batch (:func:`~ladder_mcmc.engine.ragged.iterate`), on one of
   two *backends*: ``"numpy"``, a Python loop on the host
@@ -25,7 +26,6 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from ladder_mcmc.engine.numpy_loop import run_numpy
 from ladder_mcmc.engine.streams import ChainStreams
-from ladder_mcmc.engine.synchronous import run_synchronous
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 if TYPE_CHECKING:
@@ -74,13 +74,43 @@ class Driver(Protocol):
     ) -> LadderState: ...
 
 
+def run_synchronous(
+    kernel: Ladder,
+    ks: LadderState,
+    recorder: StepRecorder,
+    streams: ChainStreams,
+    on_progress: Callable[[int], None] | None = None,
+    until: int | None = None,
+) -> LadderState:
+    """The reference: every chain steps together with :meth:`Ladder.step
+    <ladder_mcmc.ladder.kernel.Ladder.step>` (the paper's algorithm, section 4.2) until
+    step ``until``; the :class:`Driver` contract, the numbers from one view of every
+    chain's streams."""
+    stop = recorder.n_steps if until is None else until
+    rng = streams.view()
+    for t in range(recorder.completed(), stop):
+        ks, info = kernel.step(ks, rng)
+        stats = {
+            "energy": -ks.log_density,
+            "acceptance_rate": info.first_stage_prob,
+            "energy_error": info.energy_error,
+        }
+        recorder.record_row(
+            t, kernel.map.draw(ks.state), info.rung, info.n_moves, info.non_finite,
+            info.cost, info.overhead, stats,
+        )  # fmt: skip
+        if on_progress is not None:
+            on_progress(t + 1)
+    return ks
+
+
 def driver_for(
     kernel: Ladder, schedule: str, backend: str = "numpy", chains: str = "vectorized"
 ) -> Driver:
     """The driver that runs ``kernel`` on ``schedule`` and ``backend``.
 
-    ``"synchronous"``: :func:`~ladder_mcmc.engine.synchronous.run_synchronous` (numpy
-    only). ``"ragged"``: :func:`~ladder_mcmc.engine.numpy_loop.run_numpy` on
+    ``"synchronous"``: :func:`run_synchronous` (numpy only). ``"ragged"``:
+    :func:`~ladder_mcmc.engine.numpy_loop.run_numpy` on
     ``"numpy"``, :func:`~ladder_mcmc.engine.jax_loop.run_jax` on ``"jax"``, or with
     ``chains="sequential"`` :func:`~ladder_mcmc.engine.sequential.run_sequential` (the
     chains one after another in the compiled loop).

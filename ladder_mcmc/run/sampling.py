@@ -130,7 +130,8 @@ def sample(
     schedule : {"ragged", "synchronous"}
         ``"ragged"`` (default): every map call advances every chain by one rung
         (:mod:`ladder_mcmc.engine.ragged`). ``"synchronous"``: all chains step together
-        (the reference ``Ladder.step``, numpy only). Both hand each chain the same
+        (the reference ``Ladder.step``, numpy only and slower: kept to check the engine
+        against the paper's algorithm, never chosen for a run). Both hand each chain the same
         random numbers for the same step, so for maps with exact arithmetic
         (``CycleShift``) they give the same trace; for floating-point maps they agree
         to rounding.

@@ -35,8 +35,8 @@ from ladder_mcmc import (
 )
 from ladder_mcmc.engine import SCHEDULES, Driver, StepRecorder, driver_for
 from ladder_mcmc.engine.backend import BackendWarning, choose_backend, untraceable_part
+from ladder_mcmc.engine.contract import run_synchronous
 from ladder_mcmc.engine.numpy_loop import run_numpy
-from ladder_mcmc.engine.synchronous import run_synchronous
 from ladder_mcmc.hamiltonian import Yoshida4
 from ladder_mcmc.ladder import CycleShift
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell

@@ -20,9 +20,9 @@ from multiscale_funnel import Funnel, neck_scale
 from ladder_mcmc import Parallel, sample
 from ladder_mcmc.diagnostics import GradientCounter
 from ladder_mcmc.engine import ChainStreams, driver_for
+from ladder_mcmc.engine.contract import run_synchronous
 from ladder_mcmc.engine.numpy_loop import run_numpy
 from ladder_mcmc.engine.streams import root_seed
-from ladder_mcmc.engine.synchronous import run_synchronous
 from ladder_mcmc.hamiltonian.refined_step import refined_lahmc
 from ladder_mcmc.hamiltonian.state_length import state_length_lahmc
 from ladder_mcmc.ladder import batch
