@@ -15,15 +15,15 @@
   ``|sd / sd_ref − 1|``.
 
 The MCSE of an sd (:func:`mcse_sds`, :func:`reference_mcse_sd`; docs/design.md §7.4) is
-the delta method's under the reference's law, ``MCSE_sd² = (κ − 1) sd_ref² / (4 ESS)``:
-``κ`` the reference's kurtosis (:attr:`Moments.kurtosis`: exact for the analytic models,
-from the reference draws for posteriordb's); ``ESS``, for ours, the ESS of ``(x − x̄)²``
-in the run judged, for the reference's, its run's ESS (its MCSE zero for exact moments).
-Not from the fourth moment of the draws judged: a sampler that misses the tails
-underestimates it, and with it the MCSE, the very failure the sd's z is there to catch;
-for heavy tails (the funnel's ``x_i``, kurtosis ``3 e⁹``) even exact draws underestimate
-it almost always. Where the reference's kurtosis is unknown (NaN), the fourth moment of
-the draws judged stands in for it.
+the delta method's, ``MCSE = sd · √((κ − 1) / (4 ESS))``, each sd's own (ours for our
+sd, the reference's for its) with ``κ`` the reference's kurtosis
+(:attr:`Moments.kurtosis`: exact for the analytic models, from the reference draws for
+posteriordb's) and ``ESS``, for ours, the ESS of ``(x − x̄)²`` in the run judged, for
+the reference's, its run's ESS (its MCSE zero for exact moments). ``κ`` is not taken from
+the draws judged: a sampler that misses the tails underestimates it, and with it the
+MCSE, the very failure the sd's z is there to catch; for heavy tails (the funnel's
+``x_i``, kurtosis ``3 e⁹``) even exact draws underestimate it almost always. Where the
+reference's kurtosis is unknown (NaN), the draws' own stands in for it.
 
 The second moments are judged through the sd rather than ``E[x²] = mean² + sd²``: for
 a quantity whose mean is far from zero against its sd (``sblrc``'s coefficients: mean
@@ -138,28 +138,30 @@ def _kurtosis(q: np.ndarray, moments: Moments) -> np.ndarray:
 
 
 def _delta_mcse_sd(kurtosis: np.ndarray, sd: np.ndarray, ess: np.ndarray) -> np.ndarray:
-    """``√((κ − 1) sd² / (4 ESS))``: the delta method's MCSE of an sd estimated from
-    ``ESS`` effective draws of a law of kurtosis ``κ`` and sd ``sd`` (docs/design.md §7.4)."""
+    """``sd √((κ − 1) / (4 ESS))``: the delta method's MCSE of an sd ``sd`` estimated
+    from ``ESS`` effective draws of a law of kurtosis ``κ`` (docs/design.md §7.4)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.sqrt((kurtosis - 1.0) * sd**2 / (4.0 * ess))
+        return sd * np.sqrt((kurtosis - 1.0) / (4.0 * ess))
 
 
-def mcse_sds(quantities: np.ndarray, moments: Moments) -> np.ndarray:
-    """Our MCSE of each quantity's sd (n,) under the reference's law: ``√((κ − 1)
-    sd_ref² / (4 ESS))``, ``κ`` the reference's kurtosis (the draws' own fourth moment
-    where it is unknown), ``ESS`` that of ``(x − x̄)²`` in ``quantities`` (draws,
-    chains, n), split chains (docs/design.md §7.4)."""
+def mcse_sds(quantities: np.ndarray, moments: Moments, sd: np.ndarray | None = None) -> np.ndarray:
+    """Our MCSE of each quantity's sd (n,): ``sd √((κ − 1) / (4 ESS))``, ``sd`` that of
+    ``quantities`` (draws, chains, n) (``ddof = 1``; given if already computed), ``κ`` the
+    reference's kurtosis (the draws' own where it is unknown), ``ESS`` that of
+    ``(x − x̄)²``, split chains (docs/design.md §7.4)."""
     q = np.asarray(quantities, dtype=float)
-    squares = (q - q.reshape(-1, q.shape[-1]).mean(axis=0)) ** 2
-    ess = np.asarray(effective_sample_size(squares), dtype=float).reshape(-1)
-    return _delta_mcse_sd(_kurtosis(q, moments), moments.sd, ess)
+    flat = q.reshape(-1, q.shape[-1])
+    if sd is None:
+        sd = flat.std(axis=0, ddof=1)
+    ess = np.asarray(effective_sample_size((q - flat.mean(axis=0)) ** 2), dtype=float)
+    return _delta_mcse_sd(_kurtosis(q, moments), sd, ess.reshape(-1))
 
 
 def reference_mcse_sd(quantities: np.ndarray, moments: Moments) -> np.ndarray:
-    """The MCSE of the reference sds (n,): ``√((κ − 1) sd_ref² / (4 ESS_ref))``, the
+    """The MCSE of the reference sds (n,): ``sd_ref √((κ − 1) / (4 ESS_ref))``, the
     delta-method MCSE of an sd from ``moments.ess`` draws of the reference's law, ``κ``
-    its kurtosis (where unknown, the fourth moment of ``quantities`` (draws, chains, n));
-    zero where the reference is exact (``ess`` infinite)."""
+    its kurtosis (where unknown, that of ``quantities`` (draws, chains, n)); zero where
+    the reference is exact (``ess`` infinite)."""
     q = np.asarray(quantities, dtype=float).reshape(-1, len(moments.names))
     mcse = _delta_mcse_sd(_kurtosis(q[:, None, :], moments), moments.sd, moments.ess)
     return np.where(np.isinf(moments.ess), 0.0, mcse)
@@ -174,7 +176,7 @@ def z_of_sds(quantities: np.ndarray, moments: Moments, stats: dict | None = None
     if stats is None:
         stats = posterior_statistics(q, ("sd",))
     with np.errstate(divide="ignore", invalid="ignore"):
-        mcse = mcse_sds(q, moments)
+        mcse = mcse_sds(q, moments, stats["sd"])
         mcse_ref = reference_mcse_sd(q, moments)
         return np.abs((stats["sd"] - moments.sd) / np.sqrt(mcse**2 + mcse_ref**2))
 

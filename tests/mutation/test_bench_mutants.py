@@ -47,12 +47,12 @@ def test_the_correct_mcse_passes_every_seed():
 
 
 def test_the_mcse_from_the_draws_own_fourth_moment_is_caught(monkeypatch):
-    def own(quantities, moments):  # the delta method on the draws' own fourth moment
+    def own(quantities, moments, sd=None):  # the delta method on the draws' own fourth moment
         return posterior_statistics(np.asarray(quantities, dtype=float), ("mcse_sd",))["mcse_sd"]
 
     monkeypatch.setattr(figures_module, "mcse_sds", own)
     failed = _seeds_failed(_moments())
-    assert len(failed) >= 3, failed  # 7 of 40 measured
+    assert len(failed) >= 3, failed  # 7 of 40 measured: seeds 5, 15, 24, 29, 31, 36, 39
 
 
 def test_the_funnel_taken_for_normal_is_caught():
