@@ -15,8 +15,9 @@ A run **fails** if any of these holds (each a :class:`Failure` naming its rule):
   the z cannot be computed;
 * ``sd``: a standard deviation is more than :data:`Z_MAX` standard errors from its
   reference (the same rule as the means': a sampler of the wrong law — a tempered
-  target, a biased refresh — can keep the means and miss the scale), or the z cannot be
-  computed;
+  target, a biased refresh — can keep the means and miss the scale; each sd's MCSE from
+  the reference's kurtosis, never the draws' own, docs/design.md §7.4), or the z cannot
+  be computed;
 * ``error``: the run raised;
 * ``interrupted``: the run was cut short (Ctrl-C): it is not judged, and no other rule
   is reported.
