@@ -95,7 +95,7 @@ from ladder_mcmc import (  # noqa: E402
 )
 from ladder_mcmc.arrays import namespace  # noqa: E402
 from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
-from ladder_mcmc.engine import jax_loop  # noqa: E402
+from ladder_mcmc.engine import hlo, jax_loop  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell, from_jax  # noqa: E402
 
 SECTIONS = ("floor", "iteration", "numpy", "custom", "rough", "models", "many", "warmup")
@@ -260,9 +260,9 @@ def bare_floor(log_density, init: np.ndarray, eps: float, grads_per_chain: int) 
 def loop_body_thunks(kernel, init) -> tuple[dict, dict]:
     """The operations XLA runs per iteration of the compiled loop's body (its top-level
     instructions but tuple plumbing), by kind, and those of a bare loop of the map
-    (``jax_loop.loop_operations``, ``jax_loop.map_operations``)."""
+    (``hlo.loop_operations``, ``hlo.map_operations``)."""
     ks = kernel.init(init, np.random.default_rng(1))
-    return jax_loop.loop_operations(kernel, ks), jax_loop.map_operations(kernel, ks)
+    return hlo.loop_operations(kernel, ks), hlo.map_operations(kernel, ks)
 
 
 def textbook_hmc(target, x, n_steps, eps, m, rng) -> float:

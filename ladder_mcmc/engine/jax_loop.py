@@ -11,7 +11,7 @@ probability, costs), packed as one row (:class:`~ladder_mcmc.engine.pytree.Packi
 scatter per iteration); the host hands them to the recorder when the call returns, then
 reports progress. An interrupted run keeps every block finished before it. The small
 per-chain fields of the carried state are packed too, so that the loop's work besides the
-map stays a few operations (:func:`loop_operations` counts them in the compiled HLO).
+map stays a few operations (:func:`ladder_mcmc.engine.hlo.loop_operations` counts them).
 
 Warm-up runs on the same loop: sampling is the loop with no adaptation (``_loop``'s
 ``adaptation=None``, the kernel fixed); :func:`run_adapting` runs it with a warm-up's
@@ -26,9 +26,9 @@ compilation is made per kernel structure, number of chains, state shapes and blo
 width (:data:`compilations` counts them).
 
 The random numbers are each chain's own streams, drawn on the host for the block
-(:mod:`ladder_mcmc.engine.block_draws`): the numpy loop's
-numbers, so the two backends agree to rounding, with the same rung codes unless a
-uniform falls within rounding of its threshold. The arithmetic is XLA's, in float64.
+(:mod:`ladder_mcmc.engine.block_draws`): the numpy loop's numbers, so the two backends
+agree to rounding, with the same rung codes unless a uniform falls within rounding of
+its threshold. The arithmetic is XLA's, in float64.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.engine.block_draws import BlockDraws, consumption, draw_block
-from ladder_mcmc.engine.pytree import Packing, register
+from ladder_mcmc.engine.pytree import Carried, Packing, register
 from ladder_mcmc.engine.ragged import (
     STEP_STATS,
     Plan,
@@ -61,18 +61,10 @@ if TYPE_CHECKING:
 #: steps per chain per compiled call (fewer in the last block of a run)
 BLOCK = 128
 
-_COUNT = {"compilations": 0}
-_CALLS = {"calls": 0, "iterations": 0, "moves": 0.0}
+_COUNT = {"compilations": 0, "calls": 0, "iterations": 0, "moves": 0.0}
 
 #: a record's integer counts (carried as floats inside the loop)
 _COUNTS = ("rung", "n_moves", "non_finite", "cost", "overhead")
-
-#: the carried fields of at most this many numbers per chain are packed (a chain's rung
-#: counters, its uniform, …); larger ones (the state's leaves) are carried as they are
-_PACKED = 16
-
-#: the ragged state's integer fields, carried as floats (exact)
-_COUNTERS = ("direction", "stage", "n_moves", "non_finite", "step")
 
 
 def compilations() -> int:
@@ -90,7 +82,7 @@ def segment_calls() -> tuple[int, int, float]:
     """Compiled warm-up calls (host round-trips), their loops' iterations (map calls on
     the batch) and their steps' map calls per chain, so far in this process: a loop in
     which no chain waits makes as many iterations as map calls per chain."""
-    return _CALLS["calls"], _CALLS["iterations"], _CALLS["moves"]
+    return _COUNT["calls"], _COUNT["iterations"], _COUNT["moves"]
 
 
 def _adapted(kernel0, state, adaptation):
@@ -102,10 +94,6 @@ def _adapted(kernel0, state, adaptation):
     new = jax.tree_util.tree_leaves(adaptation.kernel(kernel0, state))
     at = tuple(i for i, (a, b) in enumerate(zip(leaves, new, strict=True)) if a is not b)
     return tuple(new[i] for i in at), at, leaves, tree
-
-
-def _lagged_values(kernel0, state, adaptation):
-    return _adapted(kernel0, state, adaptation)[0]
 
 
 def _loop(kernel0, ks, state, lagged, uniforms, normals, steps, first, width, adaptation):
@@ -244,34 +232,6 @@ def _loop(kernel0, ks, state, lagged, uniforms, normals, steps, first, width, ad
     return rs.ladder_state(), state, lagged, outputs, iterations
 
 
-class Carried:
-    """A compiled loop's carry ``(RaggedState, offsets)`` packed (:class:`Packing`): the
-    state's counters and direction and the offsets as floats (exact below 2^53), so that
-    with the other small fields they make one array; the large leaves as they are."""
-
-    def __init__(self, example: tuple[RaggedState, Any]) -> None:
-        rs, offsets = example
-        self.dtypes = {name: getattr(rs, name).dtype for name in _COUNTERS}
-        self.offsets_dtype = offsets.dtype
-        self.packing = Packing(self._floats(example), largest=_PACKED)
-
-    @staticmethod
-    def _floats(carry: tuple[RaggedState, Any]) -> tuple[RaggedState, Any]:
-        import jax.numpy as jnp
-
-        rs, offsets = carry
-        floats = {name: getattr(rs, name).astype(jnp.float64) for name in _COUNTERS}
-        return attrs.evolve(rs, **floats), offsets.astype(jnp.float64)
-
-    def pack(self, carry: tuple[RaggedState, Any]) -> tuple:
-        return self.packing.pack(self._floats(carry))
-
-    def unpack(self, packed: tuple) -> tuple[RaggedState, Any]:
-        rs, offsets = self.packing.unpack(packed)
-        ints = {name: getattr(rs, name).astype(dtype) for name, dtype in self.dtypes.items()}
-        return attrs.evolve(rs, **ints), offsets.astype(self.offsets_dtype)
-
-
 class _Advancing:
     """Draws whose whole-batch views advance only the chains of ``mask``."""
 
@@ -293,7 +253,10 @@ def _compiled() -> Callable:
 def _compiled_values() -> Callable:
     import jax
 
-    return jax.jit(_lagged_values, static_argnames=("adaptation",))
+    def values(kernel0, state, adaptation):
+        return _adapted(kernel0, state, adaptation)[0]
+
+    return jax.jit(values, static_argnames=("adaptation",))
 
 
 def prepare(kernel: Ladder, ks: LadderState, state: Any = None) -> None:
@@ -357,9 +320,9 @@ def run_adapting(
             outputs = jax.device_get(outputs)
             _record(recorder, outputs, steps, done)
             if adaptation is not None:
-                _CALLS["calls"] += 1
-                _CALLS["iterations"] += int(iterations)
-                _CALLS["moves"] += float(outputs["n_moves"].sum(axis=1).mean())
+                _COUNT["calls"] += 1
+                _COUNT["iterations"] += int(iterations)
+                _COUNT["moves"] += float(outputs["n_moves"].sum(axis=1).mean())
             done, steps = done + steps, following
             if on_progress is not None:
                 on_progress(recorder.completed())
@@ -383,13 +346,7 @@ def call(kernel: Ladder, ks: Any, numbers: tuple, steps: np.ndarray) -> tuple[An
 
 def to_numpy(ks: LadderState) -> LadderState:
     """A kernel state with numpy leaves (after a compiled call)."""
-    carry = None if ks.carry is None else batch.tree_map(np.asarray, ks.carry)
-    return LadderState(
-        batch.tree_map(np.asarray, ks.state),
-        np.asarray(ks.direction),
-        np.asarray(ks.log_density),
-        carry,
-    )
+    return batch.tree_map(np.asarray, ks)
 
 
 def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np.ndarray) -> None:
@@ -431,76 +388,10 @@ def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np
     )
 
 
-def loop_operations(kernel: Ladder, ks: LadderState) -> dict[str, int]:
-    """The operations XLA runs per iteration of the compiled loop, by kind: the top-level
-    instructions of the compiled ``while`` body (fusions, copies, scatters, a nested loop
-    counted once) but tuple plumbing, parameters and constants. Freshly traced, so that it
-    counts the sources as they are now."""
-    import jax
-
-    prepare(kernel, ks)
-    with jax.enable_x64(True):
-        n = int(ks.direction.shape[0])
-        steps = np.full(n, BLOCK)
-        numbers = _numbers(ChainStreams.for_chains(1, n), steps, consumption(kernel, ks))
-        fn = jax.jit(lambda *a, **k: _loop(*a, **k), static_argnames=("width", "adaptation"))
-        lowered = fn.lower(kernel, ks, None, (), *numbers, steps, 0, width=BLOCK, adaptation=None)
-        return _body_operations(lowered.compile().as_text())
-
-
-def map_operations(kernel: Ladder, ks: LadderState) -> dict[str, int]:
-    """:func:`loop_operations` of a bare loop of the map on the same batch (``move``, then
-    ``log_density`` of the rung): what one iteration spends on the map itself."""
-    import jax
-
-    prepare(kernel, ks)
-
-    def bare(kernel, state, direction, log_density, calls):
-        def body(carry):
-            i, state, _ = carry
-            state = kernel.map.move(state, direction)
-            return i + 1, state, kernel.map.log_density(state)
-
-        return jax.lax.while_loop(lambda c: c[0] < calls, body, (0, state, log_density))
-
-    with jax.enable_x64(True):
-        lowered = jax.jit(bare).lower(kernel, ks.state, ks.direction, ks.log_density, BLOCK)
-        return _body_operations(lowered.compile().as_text())
-
-
-def _body_operations(text: str) -> dict[str, int]:
-    """Operations by kind in the body of the entry computation's first ``while``."""
-    import re
-
-    computations: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    entry = None
-    for line in text.splitlines():
-        head = re.match(r"^(ENTRY )?(%[\w.\-]+) .*\{$", line)
-        if head:
-            current = computations.setdefault(head.group(2), [])
-            entry = head.group(2) if head.group(1) else entry
-        elif line.startswith("}"):
-            current = None
-        elif current is not None:
-            current.append(line)
-    loops = [re.search(r"body=(%[\w.\-]+)", line) for line in computations[entry]]
-    body = next(m.group(1) for m in loops if m)
-    kinds: dict[str, int] = {}
-    for line in computations[body]:
-        op = re.search(r" ([a-z][\w\-]*)\((?:%|\))", line.split("metadata=")[0])
-        if op and op.group(1) not in ("get-tuple-element", "tuple", "constant", "parameter"):
-            kinds[op.group(1)] = kinds.get(op.group(1), 0) + 1
-    return kinds
-
-
 __all__ = [
     "BLOCK",
-    "Carried",
     "compilations",
     "count_compilation",
-    "loop_operations",
-    "map_operations",
     "call",
     "run_adapting",
     "run_jax",

@@ -16,7 +16,6 @@ import numpy as np
 
 from ladder_mcmc.engine.ragged import (
     Plan,
-    RaggedState,
     iterate,
     start,
     step_stats,
@@ -76,9 +75,9 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     finals: list[tuple[np.ndarray, LadderState]] = []
     waiting = steps_done >= n_steps
     if waiting.any():  # chains with nothing to do keep their state
-        finals.append((chain_id[waiting], _take(ks, np.flatnonzero(waiting))))
+        finals.append((chain_id[waiting], batch.take(ks, np.flatnonzero(waiting))))
         keep = np.flatnonzero(~waiting)
-        chain_id, ks = chain_id[keep], _take(ks, keep)
+        chain_id, ks = chain_id[keep], batch.take(ks, keep)
     if not chain_id.size:
         return _assemble(finals) if finals else ks
     rows = None if chain_id.size == streams.n_chains else chain_id
@@ -111,9 +110,9 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
             finished = rs.step >= n_steps
             if finished.any():
                 fin = np.flatnonzero(finished)
-                finals.append((chain_id[fin], _take(rs.ladder_state(), fin)))
+                finals.append((chain_id[fin], batch.take(rs.ladder_state(), fin)))
                 keep = np.flatnonzero(~finished)
-                chain_id, rs = chain_id[keep], _take(rs, keep)
+                chain_id, rs = chain_id[keep], batch.take(rs, keep)
                 draws = StreamDraws(streams, chain_id)
                 in_sync = False
         if on_progress is not None and flushed:
@@ -124,33 +123,10 @@ def _run(kernel, ks, recorder, streams, on_progress, until):
     return _assemble(finals)
 
 
-def _take(state: Any, index: np.ndarray) -> Any:
-    """The chains ``index`` of a :class:`LadderState` or :class:`RaggedState` (carry None kept)."""
-    if isinstance(state, LadderState):
-        carry = None if state.carry is None else batch.take(state.carry, index)
-        return LadderState(
-            batch.take(state.state, index), state.direction[index], state.log_density[index], carry
-        )
-    assert isinstance(state, RaggedState)
-    return batch.take(state, index)
-
-
 def _assemble(parts: list[tuple[np.ndarray, LadderState]]) -> LadderState:
     """Put the chains' final states back in chain order."""
-    ids = np.concatenate([p[0] for p in parts])
-    order = np.argsort(ids)
-    merged = [p[1] for p in parts]
-
-    def cat(*leaves):
-        return np.concatenate(leaves)[order]
-
-    state = batch.tree_map(cat, *[m.state for m in merged])
-    direction = np.concatenate([m.direction for m in merged])[order]
-    lp = np.concatenate([m.log_density for m in merged])[order]
-    carry = None
-    if merged[0].carry is not None:
-        carry = batch.tree_map(cat, *[m.carry for m in merged])
-    return LadderState(state, direction, lp, carry)
+    order = np.argsort(np.concatenate([p[0] for p in parts]))
+    return batch.tree_map(lambda *leaves: np.concatenate(leaves)[order], *[p[1] for p in parts])
 
 
 __all__ = ["StreamDraws", "run_numpy"]

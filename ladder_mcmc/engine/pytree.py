@@ -21,7 +21,8 @@ validators let traced values through (:func:`ladder_mcmc.arrays.is_traced`).
 
 :class:`Packing` lays a tree of per-chain arrays out as a few ``(chains, width)`` arrays,
 so that the compiled loop carries and records whole rows: one ``where`` or one scatter
-per packed array per iteration, not one per field.
+per packed array per iteration, not one per field. :class:`Carried` packs the loop's carry
+(the ragged state and the draws' offsets) so.
 """
 
 from __future__ import annotations
@@ -245,6 +246,42 @@ class Packing:
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
 
+#: the carried fields of at most this many numbers per chain are packed (a chain's rung
+#: counters, its uniform, …); larger ones (the state's leaves) are carried as they are
+_PACKED = 16
+
+#: the ragged state's integer fields, carried as floats (exact)
+_COUNTERS = ("direction", "stage", "n_moves", "non_finite", "step")
+
+
+class Carried:
+    """A compiled loop's carry ``(RaggedState, offsets)`` packed (:class:`Packing`): the
+    state's counters and direction and the offsets as floats (exact below 2^53), so that
+    with the other small fields they make one array; the large leaves as they are."""
+
+    def __init__(self, example: tuple[Any, Any]) -> None:
+        rs, offsets = example
+        self.dtypes = {name: getattr(rs, name).dtype for name in _COUNTERS}
+        self.offsets_dtype = offsets.dtype
+        self.packing = Packing(self._floats(example), largest=_PACKED)
+
+    @staticmethod
+    def _floats(carry: tuple[Any, Any]) -> tuple[Any, Any]:
+        import jax.numpy as jnp
+
+        rs, offsets = carry
+        floats = {name: getattr(rs, name).astype(jnp.float64) for name in _COUNTERS}
+        return attrs.evolve(rs, **floats), offsets.astype(jnp.float64)
+
+    def pack(self, carry: tuple[Any, Any]) -> tuple:
+        return self.packing.pack(self._floats(carry))
+
+    def unpack(self, packed: tuple) -> tuple[Any, Any]:
+        rs, offsets = self.packing.unpack(packed)
+        ints = {name: getattr(rs, name).astype(dtype) for name, dtype in self.dtypes.items()}
+        return attrs.evolve(rs, **ints), offsets.astype(self.offsets_dtype)
+
+
 def _concatenate(parts: list[Any]) -> Any:
     """``parts`` (chains, ·) side by side, :data:`PACK_CHUNK` at a time: the chunks are
     joined along a new axis, which XLA does not merge with the chunks' concatenates."""
@@ -266,4 +303,4 @@ def _group(dtype: np.dtype) -> str | None:
     return None
 
 
-__all__ = ["PACK_CHUNK", "Packing", "register", "structure_key"]
+__all__ = ["PACK_CHUNK", "Carried", "Packing", "register", "structure_key"]

@@ -132,29 +132,6 @@ def probe(target: Any, x: np.ndarray) -> dict[str, float]:
     return timings
 
 
-def _one_chain(ks: LadderState, i: int) -> LadderState:
-    def row(leaf):
-        return leaf[i : i + 1]
-
-    carry = None if ks.carry is None else batch.tree_map(row, ks.carry)
-    return LadderState(batch.tree_map(row, ks.state), row(ks.direction), row(ks.log_density), carry)
-
-
-def _concatenate(states: list[LadderState]) -> LadderState:
-    def cat(*leaves):
-        return np.concatenate(leaves)
-
-    carry = None
-    if states[0].carry is not None:
-        carry = batch.tree_map(cat, *[s.carry for s in states])
-    return LadderState(
-        batch.tree_map(cat, *[s.state for s in states]),
-        cat(*[s.direction for s in states]),
-        cat(*[s.log_density for s in states]),
-        carry,
-    )
-
-
 def run_sequential(
     kernel: Ladder,
     ks: LadderState,
@@ -171,7 +148,7 @@ def run_sequential(
     stop = recorder.n_steps if until is None else min(until, recorder.n_steps)
     prepare(kernel, ks)
     n = int(ks.direction.shape[0])
-    states: list[Any] = [_one_chain(ks, i) for i in range(n)]
+    states: list[Any] = [batch.tree_map(lambda leaf, i=i: leaf[i : i + 1], ks) for i in range(n)]
     moved = False
     with jax.enable_x64(True):
         per_step = consumption(kernel, states[0])
@@ -193,7 +170,7 @@ def run_sequential(
                 on_progress(recorder.completed())
     if not moved:
         return ks
-    return _concatenate([to_numpy(s) for s in states])
+    return batch.tree_map(lambda *leaves: np.concatenate(leaves), *map(to_numpy, states))
 
 
 def _gathered(calls: dict[int, dict], n: int) -> dict:

@@ -1,8 +1,8 @@
 """The compiled loop's cost per iteration besides the map, read from the compiled HLO.
 
 Issue 29, aim 2: a rung should cost its gradients. The count is of the operations XLA
-runs per iteration of the compiled ``while`` body (``jax_loop.loop_operations``) minus
-those of a bare loop of the same map (``jax_loop.map_operations``), for the fixed kernel
+runs per iteration of the compiled ``while`` body (``hlo.loop_operations``) minus
+those of a bare loop of the same map (``hlo.map_operations``), for the fixed kernel
 ``Ladder(Leapfrog(ε, 4), LookAheadRule(4), MomentumRefresh(0.5))`` on a 100-d Gaussian
 JAX target, 4 chains. It was 73 before the record and the small fields were packed (one
 scatter per iteration, one array for the small carried fields, concatenated in chunks XLA
@@ -20,7 +20,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from ladder_mcmc import Ladder, Leapfrog, LookAheadRule, MomentumRefresh  # noqa: E402
-from ladder_mcmc.engine import jax_loop, pytree  # noqa: E402
+from ladder_mcmc.engine import hlo, pytree  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, from_jax  # noqa: E402
 
 #: operations per iteration besides the map (XLA on CPU, jax 0.x as installed)
@@ -38,15 +38,15 @@ def _kernel_and_state(chains: int = 4):
 
 
 def _besides_map(kernel, ks) -> int:
-    loop = jax_loop.loop_operations(kernel, ks)
-    bare = jax_loop.map_operations(kernel, ks)
+    loop = hlo.loop_operations(kernel, ks)
+    bare = hlo.map_operations(kernel, ks)
     return sum(loop.values()) - sum(bare.values())
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the budget is XLA's on CPU")
 def test_operations_besides_the_map_within_budget():
     kernel, ks = _kernel_and_state()
-    loop = jax_loop.loop_operations(kernel, ks)
+    loop = hlo.loop_operations(kernel, ks)
     besides = _besides_map(kernel, ks)
     assert besides <= BUDGET, (besides, loop)
 
