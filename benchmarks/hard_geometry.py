@@ -7,11 +7,12 @@ Each run is a suite run (``ladder_mcmc.bench``: the same initial points and seed
 exact draws (funnel, rough well), ``--kernel nuts`` NumPyro's NUTS. One JSON line per run.
 Results: ``results/hard.md``.
 
-The kernels tried are defined here, none is in the package: :class:`GradientScaleLaw`
-(a refinement level of ``RefinedLeapfrog`` drawn from the gradient's size, no gradient
-spent on the law), :class:`LiftedRefinedLeapfrog` (the same with a lifted refresh) and
-:class:`LiftedRadiusRefresh` (a guided walk on the momentum's radius that pumps the
-energy up and down).
+``span`` and ``gradient_refined*`` are the package's
+:func:`~ladder_mcmc.hamiltonian.span_step.span_lahmc` (``span``: ``M = 8``, ``β = 1``
+given; ``span_adapted``: everything adapted; ``gradient_refined``: levels ``0 … ℓ_max``).
+The other kernels tried are defined here: :class:`LiftedRefinedLeapfrog` (the
+gradient-scaled refinement with a lifted refresh) and :class:`LiftedRadiusRefresh` (a
+guided walk on the momentum's radius that pumps the energy up and down).
 
     python benchmarks/hard_geometry.py --kernel lahmc --model funnel --seeds 0 --backend jax
     python benchmarks/hard_geometry.py --kernel gradient_refined_w2 --model funnel \
@@ -32,25 +33,22 @@ import numpy as np
 from scipy.stats import norm
 
 from ladder_mcmc import lahmc, lifted_lahmc
-from ladder_mcmc.arrays import TRACED, namespace
+from ladder_mcmc.arrays import namespace
 from ladder_mcmc.bench import SamplerRun, figures_of, get_model, judge, run_kernel, run_nuts
 from ladder_mcmc.diagnostics.ess import effective_sample_size, ess_bulk
 from ladder_mcmc.hamiltonian import (
+    GradientLevelLaw,
     LiftedLeapfrog,
     LiftedQuantileRefresh,
     Metric,
     PhaseState,
     PowerKinetic,
-    RefinedLeapfrog,
+    SpanLeapfrog,
     refined_lahmc,
+    span_lahmc,
 )
-from ladder_mcmc.hamiltonian.leapfrog_family import (
-    LeapfrogFamily,
-    auxiliary_lahmc,
-    leapfrog_start,
-)
+from ladder_mcmc.hamiltonian.leapfrog_family import leapfrog_start
 from ladder_mcmc.ladder import (
-    AuxiliaryLaw,
     AuxiliaryMap,
     AuxiliaryRefresh,
     InnerRefresh,
@@ -58,76 +56,7 @@ from ladder_mcmc.ladder import (
     LookAheadRule,
     Refresh,
 )
-from ladder_mcmc.validation import attrs_converter, positive_finite, positive_int
-
-
-@attrs.frozen
-class GradientScaleLaw(AuxiliaryLaw):
-    """``p(ℓ | ζ) ∝ exp(−(ℓ − s(x))² / (2 w²))`` on ``0 … ℓ_max``.
-
-    Parameters
-    ----------
-    step_size : float
-        ``ε``, the coarsest step (the family's; warm-up sets both together).
-    scale : float
-        ``c``: level 0 is centred where ``ε ‖∇E‖_{M⁻¹} = c √d``.
-    width : float
-        ``w``, the spread of the levels.
-    max_level : int
-        ``ℓ_max ≥ 1``.
-    metric : Any
-        The family's kinetic energy (warm-up sets both together).
-    """
-
-    step_size: float = attrs.field(
-        converter=attrs_converter(positive_finite, "step_size"), metadata=TRACED
-    )
-    scale: float = attrs.field(default=2.0, converter=attrs_converter(positive_finite, "scale"))
-    width: float = attrs.field(default=1.0, converter=attrs_converter(positive_finite, "width"))
-    max_level: int = attrs.field(default=4, converter=attrs_converter(positive_int, "max_level"))
-    metric: Any = attrs.field(factory=Metric)
-    min_level: int = attrs.field(default=0, converter=int)
-
-    def log_weights(self, state: PhaseState) -> Any:
-        """``log p(ℓ | ζ)`` for every level, shape (chains, ℓ_max − ℓ_min + 1)."""
-        xp = namespace(state.x, state.grad)
-        d = state.x.shape[1]
-        with np.errstate(all="ignore"):
-            norm = xp.sqrt(2.0 * self.metric.kinetic(state.grad) / d)
-            s = xp.log2(self.step_size * norm / self.scale)
-        s = xp.where(xp.isfinite(s) | (s < 0), s, float(self.max_level))
-        s = xp.clip(s, self.min_level - 1.0 - 4.0 * self.width, self.max_level + 4.0 * self.width)
-        levels = xp.arange(self.min_level, self.max_level + 1, dtype=xp.float64)
-        logits = -0.5 * ((levels[None, :] - s[:, None]) / self.width) ** 2
-        top = xp.max(logits, axis=1, keepdims=True)
-        return logits - top - xp.log(xp.sum(xp.exp(logits - top), axis=1, keepdims=True))
-
-    def log_prob(self, alpha: Any, state: PhaseState) -> np.ndarray:
-        """``log p(ℓ | ζ)`` per chain; ``−inf`` off ``0 … ℓ_max``."""
-        xp = namespace(state.x, alpha)
-        ell = xp.asarray(alpha, dtype=xp.int64)
-        inside = (ell >= self.min_level) & (ell <= self.max_level)
-        safe = xp.clip(ell, self.min_level, self.max_level) - self.min_level
-        picked = xp.take_along_axis(self.log_weights(state), safe[:, None], axis=1)[:, 0]
-        return xp.where(inside, picked, -xp.inf)
-
-    def sample(self, state: PhaseState, rng: Any) -> np.ndarray:
-        """``ℓ`` by inversion from one uniform per chain."""
-        weights = self.log_weights(state)
-        u = rng.random(weights.shape[0])
-        xp = namespace(weights, u)
-        cdf = xp.cumsum(xp.exp(weights), axis=1)
-        below = xp.sum(cdf[:, :-1] < u[:, None], axis=1)
-        return (below + self.min_level).astype(xp.int64)
-
-    def describe(self) -> dict:
-        return {
-            "law": "GradientScaleLaw",
-            "step_size": float(self.step_size),
-            "scale": float(self.scale),
-            "width": float(self.width),
-            "max_level": int(self.max_level),
-        }
+from ladder_mcmc.validation import attrs_converter, positive_finite
 
 
 def gradient_refined_lahmc(
@@ -141,69 +70,16 @@ def gradient_refined_lahmc(
     look_ahead: int = 4,
     inverse_mass: np.ndarray | None = None,
 ) -> Ladder:
-    """Look-ahead HMC with the step refined where the gradient is large.
-
-    ``Ladder(AuxiliaryMap(RefinedLeapfrog, law), LookAheadRule(K),
-    InnerRefresh(MomentumRefresh(β)) + AuxiliaryRefresh(law))`` with
-    ``law = GradientScaleLaw(ε, c, w, ℓ_max)``; ``step_size`` and ``inverse_mass``
-    adapted as for :func:`~ladder_mcmc.hamiltonian.refined_step.refined_lahmc`.
-
-    Examples
-    --------
-    >>> from ladder_mcmc.models import NealsFunnel
-    >>> sorted(gradient_refined_lahmc(NealsFunnel(4)).adapt)
-    ['inverse_mass', 'step_size']
-    """
-    step_size, metric, adapt = leapfrog_start(step_size, inverse_mass)
-    law = GradientScaleLaw(step_size, scale, width, max_level, metric)
-    family = ScaledRefinedLeapfrog(target, step_size, metric, n_steps)
-    return auxiliary_lahmc(family, law, beta, look_ahead, adapt)
+    """The package's :func:`span_lahmc` with levels ``0 … ℓ_max`` only (the refined
+    leapfrog, the level drawn from the gradient's size), ``M`` and ``β`` given: what the
+    research runs of 2026-11-28 05:10 measured as ``gradient_refined``."""
+    return span_lahmc(
+        target, step_size, n_steps, beta, scale, width, 0, max_level, look_ahead, inverse_mass
+    )
 
 
 @attrs.frozen(eq=False)
-class ScaledRefinedLeapfrog(RefinedLeapfrog):
-    """:class:`RefinedLeapfrog` with the leapfrog family's warm-up (step and mass by dual
-    averaging and the chains' variances), not ``refined_lahmc``'s probe-capped one, which
-    reads a ``RefinementLaw``'s probes."""
-
-    adaptation = LeapfrogFamily.adaptation
-
-
-@attrs.frozen(eq=False)
-class SpanLeapfrog(ScaledRefinedLeapfrog):
-    """Level ``ℓ ≥ 0``: ``M 2^ℓ`` steps of ``ε / 2^ℓ`` (refined, the same time); ``ℓ < 0``:
-    ``M 2^{−ℓ}`` steps of ``ε`` (a longer trajectory, where the gradient is small)."""
-
-    def _plan(self, alpha: Any) -> tuple[Any, Any]:
-        xp = namespace(alpha, self.n_steps)
-        ell = xp.asarray(alpha, dtype=xp.int64)
-        m = self.n_steps if xp is not np else int(self.n_steps)
-        n = (m * 2 ** xp.abs(ell)).astype(xp.int64)
-        eps = self.step_size / (2.0 ** xp.maximum(ell, 0)).astype(xp.float64)
-        return eps[:, None], n
-
-    def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
-        eps, n = self._plan(alpha)
-        out = self.run(state, eps, n)
-        return attrs.evolve(state, x=out.x, v=out.v, energy=out.energy, grad=out.grad)
-
-    def cost_of(self, state: PhaseState, alpha: Any) -> Any:
-        return self._plan(alpha)[1]
-
-
-def span_lahmc(
-    target: Any, n_steps: int = 8, width: float = 2.0, min_level: int = -2, max_level: int = 4
-) -> Ladder:
-    """The gradient-scaled law on :class:`SpanLeapfrog`: refined where the gradient is
-    large, longer where it is small; ``ε`` and the mass adapted."""
-    step_size, metric, adapt = leapfrog_start(None, None)
-    law = GradientScaleLaw(step_size, 2.0, width, max_level, metric, min_level)
-    family = SpanLeapfrog(target, step_size, metric, n_steps)
-    return auxiliary_lahmc(family, law, 1.0, 4, adapt)
-
-
-@attrs.frozen(eq=False)
-class LiftedRefinedLeapfrog(ScaledRefinedLeapfrog):
+class LiftedRefinedLeapfrog(SpanLeapfrog):
     """:class:`RefinedLeapfrog` on :class:`~ladder_mcmc.hamiltonian.lifted.LiftedPhaseState`:
     the lift rides along, unchanged by the map and the flip."""
 
@@ -234,7 +110,7 @@ def lifted_refined_lahmc(
     """
     step_size, _, adapt = leapfrog_start(step_size, None)
     kinetic = PowerKinetic(2.0, np.ones(int(target.dim)))
-    law = GradientScaleLaw(step_size, scale, width, max_level, kinetic)
+    law = GradientLevelLaw(step_size, scale, width, 0, max_level, kinetic)
     family = LiftedRefinedLeapfrog(target, step_size, kinetic, n_steps)
     refresh = InnerRefresh(LiftedQuantileRefresh(delta, kinetic)) + AuxiliaryRefresh(law)
     return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh, adapt=adapt)
@@ -296,10 +172,16 @@ def radius_refined_lahmc(
 ) -> Ladder:
     """The gradient-refined ladder with :class:`LiftedRadiusRefresh`."""
     step_size, metric, adapt = leapfrog_start(None, None)
-    law = GradientScaleLaw(step_size, scale, 1.0, 4, metric)
+    law = GradientLevelLaw(step_size, scale, 1.0, 0, 4, metric)
     family = LiftedRefinedLeapfrog(target, step_size, metric, n_steps)
     refresh = InnerRefresh(LiftedRadiusRefresh(delta, metric)) + AuxiliaryRefresh(law)
     return Ladder(AuxiliaryMap(family, law), LookAheadRule(look_ahead), refresh, adapt=adapt)
+
+
+def span_fixed_lahmc(target: Any) -> Ladder:
+    """``span_lahmc(target, n_steps=8, beta=1.0)``: ``ε`` and the mass adapted, ``M`` and
+    ``β`` as measured on the hard models (a ``--kernel`` for ``ladder-mcmc bench``)."""
+    return span_lahmc(target, n_steps=8, beta=1.0)
 
 
 #: the exact fraction of the funnel's draws with v < −5 (v ~ N(0, 3²))
@@ -311,8 +193,9 @@ KERNELS = {
     "gradient_refined": gradient_refined_lahmc,
     "gradient_refined_w2": lambda t: gradient_refined_lahmc(t, width=2.0),
     "gradient_refined_w2_m16": lambda t: gradient_refined_lahmc(t, n_steps=16, width=2.0),
-    "span": span_lahmc,
-    "span_m4": lambda t: span_lahmc(t, n_steps=4),
+    "span": span_fixed_lahmc,
+    "span_adapted": span_lahmc,
+    "span_m4": lambda t: span_lahmc(t, n_steps=4, beta=1.0),
     "gradient_refined_l6": lambda t: gradient_refined_lahmc(t, max_level=6),
     "lifted_refined": lifted_refined_lahmc,
     "lifted_refined_m16": lambda t: lifted_refined_lahmc(t, n_steps=16),

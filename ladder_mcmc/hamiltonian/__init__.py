@@ -10,10 +10,12 @@ the look-ahead rule they make the paper's two samplers, :func:`hmc` and
 mass matrix; :class:`PowerKinetic`), other symmetric integrators (:class:`Yoshida4`,
 :class:`McLachlan2`), tempered, step-jittered and length-jittered leapfrogs, leapfrogs
 whose length or step refinement is drawn from the state for multiscale targets
-(:func:`state_length_lahmc`, :func:`refined_lahmc`), the lifted quantile refresh of
+(:func:`state_length_lahmc`, :func:`refined_lahmc`, and :func:`span_lahmc`, its level
+drawn from the gradient's size), the lifted quantile refresh of
 :func:`lifted_lahmc`, and the exact flow of a harmonic oscillator.
 """
 
+from ladder_mcmc.hamiltonian.gradient_level import GradientLevelLaw
 from ladder_mcmc.hamiltonian.harmonic import HarmonicFlow
 from ladder_mcmc.hamiltonian.integrators import McLachlan2, SymmetricSplitting, Yoshida4
 from ladder_mcmc.hamiltonian.jitter import JitteredLeapfrog, JitteredPhaseState, StepSizeJitter
@@ -35,6 +37,7 @@ from ladder_mcmc.hamiltonian.metrics import Metric
 from ladder_mcmc.hamiltonian.momentum import MomentumRefresh, NormalizedMomentumRefresh
 from ladder_mcmc.hamiltonian.refined_step import RefinedLeapfrog, RefinementLaw, refined_lahmc
 from ladder_mcmc.hamiltonian.samplers import hmc, lahmc, lifted_lahmc
+from ladder_mcmc.hamiltonian.span_step import SpanLeapfrog, span_lahmc
 from ladder_mcmc.hamiltonian.state_length import (
     LocalLengthLaw,
     StateLengthLeapfrog,
@@ -43,6 +46,7 @@ from ladder_mcmc.hamiltonian.state_length import (
 from ladder_mcmc.hamiltonian.tempered import TemperedLeapfrog
 
 __all__ = [
+    "GradientLevelLaw",
     "HarmonicFlow",
     "JitteredLeapfrog",
     "JitteredLengthLeapfrog",
@@ -65,6 +69,7 @@ __all__ = [
     "PowerKinetic",
     "RefinedLeapfrog",
     "RefinementLaw",
+    "SpanLeapfrog",
     "StateLengthLeapfrog",
     "StepSizeJitter",
     "SymmetricSplitting",
@@ -74,5 +79,6 @@ __all__ = [
     "lahmc",
     "lifted_lahmc",
     "refined_lahmc",
+    "span_lahmc",
     "state_length_lahmc",
 ]

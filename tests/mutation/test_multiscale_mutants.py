@@ -4,13 +4,13 @@
 balanced for ``p(ζ)`` at each fixed ``α``, not for ``p(ζ) p(α | ζ)``. One-step invariance
 on the 3-d funnel, with the settings under which the correct kernels pass
 (``tests/statistical/test_multiscale_funnel.py``), rejects it for the length drawn
-from the position and for the refined step.
+from the position, for the refined step and for the level drawn from the gradient.
 """
 
 from __future__ import annotations
 
 import pytest
-from multiscale_funnel import Funnel, length_kernel, refined_kernel
+from multiscale_funnel import Funnel, length_kernel, refined_kernel, span_kernel
 from mutants import DroppedLawMap
 
 from ladder_mcmc.ladder import Ladder
@@ -21,8 +21,8 @@ FUNNEL = Funnel(3)
 
 @pytest.mark.parametrize(
     ("build", "n_chains"),
-    [(length_kernel, 20_000), (refined_kernel, 50_000)],
-    ids=["length", "refined"],
+    [(length_kernel, 20_000), (refined_kernel, 50_000), (lambda: span_kernel(0.7), 30_000)],
+    ids=["length", "refined", "span"],
 )
 def test_one_step_invariance_catches_the_dropped_law(build, n_chains):
     kernel = build()

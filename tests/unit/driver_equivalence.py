@@ -4,8 +4,8 @@ Hypothesis composes kernels from the shipped parts: maps (``Leapfrog`` on an ide
 diagonal or dense ``Metric`` or on a ``PowerKinetic``; ``Yoshida4``, ``McLachlan2``,
 ``TemperedLeapfrog``, ``JitteredLeapfrog``, ``JitteredLengthLeapfrog``, ``LiftedLeapfrog``,
 ``HarmonicFlow``, ``CycleShift``, ``LogScaleWalk`` (which changes volume), and the
-auxiliary-law maps of ``state_length_lahmc`` and ``refined_lahmc`` (whose cost is per
-chain)) × rules (``LookAheadRule``, ``ReducedFlipRule``, ``ReducedFlipLookAheadRule``,
+auxiliary-law maps of ``state_length_lahmc``, ``refined_lahmc`` and ``span_lahmc`` (whose
+cost is per chain)) × rules (``LookAheadRule``, ``ReducedFlipRule``, ``ReducedFlipLookAheadRule``,
 ``PersistentUniformRule``) × refreshes (none, or one or two of ``MomentumRefresh``,
 ``NormalizedMomentumRefresh``, ``DirectionRefresh``, ``StepSizeJitter``, ``LengthJitter``,
 ``LiftedQuantileRefresh``, ``LiftResampleRefresh``, ``LogScaleRefresh``, where they fit
@@ -75,6 +75,7 @@ from ladder_mcmc.hamiltonian import (
     TemperedLeapfrog,
     Yoshida4,
     refined_lahmc,
+    span_lahmc,
     state_length_lahmc,
 )
 from ladder_mcmc.ladder import (
@@ -120,7 +121,7 @@ GAUSSIAN = ("identity", "diagonal", "dense")
 POWER = ("power-1.5", "power-2")
 LEAPFROGS = ("leapfrog", "yoshida4", "mclachlan2", "tempered", "jittered", "lifted", "length")
 #: maps with a fixed refresh of their own (their builders'), on a Gaussian identity metric
-AUXILIARY = ("state-length", "refined")
+AUXILIARY = ("state-length", "refined", "span")
 MAPS = (*LEAPFROGS, "harmonic", "cycle", "log-scale", *AUXILIARY)
 
 LOOK_AHEAD = st.sampled_from([4, 2, 3, 1]).map(LookAheadRule)
@@ -168,9 +169,12 @@ def _map(kind: str, kinetic, step: float, n_steps: int):
 
 
 def _auxiliary(kind: str, step: float, n_steps: int):
-    """The map and refresh of ``state_length_lahmc`` or ``refined_lahmc`` on the target."""
+    """The map and refresh of ``state_length_lahmc``, ``refined_lahmc`` or ``span_lahmc``
+    on the target."""
     if kind == "state-length":
         built = state_length_lahmc(TARGET, step / 3, time=step, max_steps=4 * n_steps, beta=0.5)
+    elif kind == "span":
+        built = span_lahmc(TARGET, step, n_steps, 0.5, 1.0, 1.0, -2, 2)
     else:
         built = refined_lahmc(TARGET, step, n_steps=n_steps, max_level=2, beta=0.5)
     return built.map, built.refresh

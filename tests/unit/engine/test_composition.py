@@ -63,6 +63,7 @@ from ladder_mcmc.hamiltonian import (
     TemperedLeapfrog,
     Yoshida4,
     refined_lahmc,
+    span_lahmc,
     state_length_lahmc,
 )
 from ladder_mcmc.hamiltonian.warmup.parameters import with_hmc_parameters
@@ -101,6 +102,7 @@ DENSE = Metric(np.array([[1.0, 0.3], [0.3, 2.0]]))
 GAMMA = GammaTarget(2.0, 1.5, dim=2)
 STATE_LENGTH = state_length_lahmc(TARGET, 0.3, time=1.2, max_steps=8, beta=0.5, look_ahead=3)
 REFINED = refined_lahmc(TARGET, 1.1, n_steps=2, max_level=2, beta=0.5, look_ahead=2)
+SPAN = span_lahmc(TARGET, 0.6, 2, 0.5, 1.0, 1.0, -2, 2, look_ahead=2)
 #: every shipped part at least once, whatever Hypothesis draws: (map, rule, refresh, refused)
 EXPLICIT = {
     "lifted": (
@@ -167,9 +169,10 @@ EXPLICIT = {
     ),
     "state length": (STATE_LENGTH.map, ReducedFlipLookAheadRule(2), STATE_LENGTH.refresh, False),
     "refined step": (REFINED.map, LookAheadRule(2), REFINED.refresh, False),
+    "span step": (SPAN.map, ReducedFlipLookAheadRule(3), SPAN.refresh, False),
 }
 #: the fixed compositions run on JAX in the default run (one compilation each)
-ON_JAX = ["dense", "jittered length", "log-scale", "state length"]
+ON_JAX = ["dense", "jittered length", "log-scale", "state length", "span step"]
 
 
 def _case(name: str) -> Case:

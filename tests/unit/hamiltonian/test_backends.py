@@ -38,6 +38,7 @@ from ladder_mcmc.hamiltonian import (
     lahmc,
     lifted_lahmc,
     refined_lahmc,
+    span_lahmc,
     state_length_lahmc,
 )
 
@@ -86,6 +87,7 @@ def _kernels(t):
         "lifted_lahmc": lifted_lahmc(t, 0.2, 6),
         "state_length_lahmc": state_length_lahmc(t, 0.2, time=1.5, max_steps=16, beta=0.5),
         "refined_lahmc": refined_lahmc(t, 0.6, n_steps=3, max_level=3, threshold=0.3, beta=0.5),
+        "span_lahmc": span_lahmc(t, 0.6, n_steps=3, beta=0.5, min_level=-2, max_level=3),
     }
 
 
@@ -105,7 +107,8 @@ def _assert_same(a, b):
 #: compared in the slow run only (each compilation costs seconds; the composition
 #: property of tests/unit/engine compares compositions of these parts by default)
 SLOW = {"lifted", "lifted_lahmc", "power, normalized refresh", "power, full redraw",
-        "refined_lahmc", "yoshida", "mclachlan", "step jitter", "harmonic"}  # fmt: skip
+        "refined_lahmc", "span_lahmc", "yoshida", "mclachlan", "step jitter",
+        "harmonic"}  # fmt: skip
 
 
 @pytest.mark.parametrize(

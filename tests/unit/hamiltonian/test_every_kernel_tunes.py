@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import hmc, lahmc, lifted_lahmc, sample
-from ladder_mcmc.hamiltonian import refined_lahmc, state_length_lahmc
+from ladder_mcmc.hamiltonian import refined_lahmc, span_lahmc, state_length_lahmc
 from ladder_mcmc.models import IllConditionedGaussian
 
 WARMUP, STEPS, CHAINS, SEED = 300, 500, 4, 1
@@ -44,6 +44,7 @@ KERNELS = {
     "lifted_lahmc": lifted_lahmc,
     "state_length_lahmc": state_length_lahmc,
     "refined_lahmc": refined_lahmc,
+    "span_lahmc": span_lahmc,
 }
 MISSED = {
     (
@@ -51,7 +52,7 @@ MISSED = {
         100,
     ): "its power kinetic energy's leapfrog needs a step 3.5 times below lahmc's",
 }
-SLOW = {("lifted_lahmc", 100)}
+SLOW = {("lifted_lahmc", 100), ("span_lahmc", 100)}
 
 
 def gaussian(dim: int) -> IllConditionedGaussian:
