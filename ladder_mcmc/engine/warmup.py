@@ -40,7 +40,7 @@ from ladder_mcmc.engine.contract import driver_for
 from ladder_mcmc.engine.recording import StepRecorder, gradients
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.ladder.kernel import Ladder, LadderState, density_cost, quiet_log_density_of
-from ladder_mcmc.validation import positive_finite, positive_int
+from ladder_mcmc.validation import attrs_converter, boolean, positive_finite, positive_int
 
 
 def _as_steps(value: Any) -> int | None:
@@ -59,15 +59,6 @@ def _as_target_prob(value: Any) -> float:
     if not ok:
         raise ValueError(f"target_prob must be a number in (0, 1), got {value!r}")
     return float(value)
-
-
-def _as_bool(name: str):
-    def check(value: Any) -> bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
-        return bool(value)
-
-    return check
 
 
 def _as_length(value: Any) -> float | None:
@@ -95,8 +86,8 @@ class Warmup:
 
     steps: int | None = attrs.field(default=None, converter=_as_steps)
     target_prob: float = attrs.field(default=0.8, converter=_as_target_prob)
-    adapt_mass: bool = attrs.field(default=True, converter=_as_bool("adapt_mass"))
-    dense_mass: bool = attrs.field(default=False, converter=_as_bool("dense_mass"))
+    adapt_mass: bool = attrs.field(default=True, converter=attrs_converter(boolean, "adapt_mass"))
+    dense_mass: bool = attrs.field(default=False, converter=attrs_converter(boolean, "dense_mass"))
     trajectory_length: float | None = attrs.field(default=None, converter=_as_length)
 
 
