@@ -68,8 +68,7 @@ _COUNTS = ("rung", "n_moves", "non_finite", "cost", "overhead")
 
 
 def compilations() -> int:
-    """How many times the compiled loops (sampling, warm-up) have been compiled (traced) in
-    this process (for benchmarks: a run should compile each once)."""
+    """How many times the compiled loop has been compiled (traced) in this process."""
     return _COUNT["compilations"]
 
 
@@ -229,6 +228,8 @@ def _loop(kernel0, ks, state, lagged, uniforms, normals, steps, first, width, ad
     for name in _COUNTS:
         if name in outputs:
             outputs[name] = outputs[name].astype(jnp.int64)
+    if adaptation is not None:  # a warm-up's draws stay on the device
+        outputs["draw"] = None
     return rs.ladder_state(), state, lagged, outputs, iterations
 
 
@@ -326,8 +327,7 @@ def run_adapting(
             done, steps = done + steps, following
             if on_progress is not None:
                 on_progress(recorder.completed())
-        if state is not None:
-            state = jax.tree_util.tree_map(np.asarray, state)
+        state = jax.tree_util.tree_map(np.asarray, state)  # (None stays None)
     return (ks if out is ks else to_numpy(out)), state
 
 
