@@ -59,12 +59,122 @@ def root_seed(seed: Any) -> np.random.SeedSequence:
     )
 
 
+def _chain_seed(seed: np.random.SeedSequence, chain: Any, code: int) -> np.random.SeedSequence:
+    """The ``SeedSequence`` of one chain's stream of one kind."""
+    return np.random.SeedSequence(
+        seed.entropy, spawn_key=(*seed.spawn_key, int(chain), code), pool_size=seed.pool_size
+    )
+
+
+# NumPy's SeedSequence (numpy/random/bit_generator.pyx, after M. O'Neill's seed_seq_fe),
+# fixed by NumPy's stream-compatibility policy: its hash constants, on uint32 words
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_MULT_L, _MIX_MULT_R, _XSHIFT = 0xCA01F9DD, 0x4973F715, 16
+_MASK32 = 0xFFFFFFFF
+
+
+def _words(value: Any) -> list[int] | None:
+    """An int's (or a sequence of ints') uint32 words, least significant first, as
+    SeedSequence reads its entropy and spawn key (``0`` is one word); None for other kinds."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        n = int(value)
+        if n < 0:
+            return None
+        out = [n & _MASK32]
+        n >>= 32
+        while n:
+            out.append(n & _MASK32)
+            n >>= 32
+        return out
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            w = _words(v)
+            if w is None:
+                return None
+            out += w
+        return out
+    return None
+
+
+class _SeedWords(np.random.bit_generator.ISeedSequence):
+    """The three uint64 words a chain's ``SeedSequence`` gives ``SFC64`` (made for many
+    chains at once by :func:`_sfc64_seeds`)."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: np.ndarray) -> None:
+        self.words = words
+
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
+        if n_words != 3 or np.dtype(dtype) != np.uint64:
+            raise ValueError("only SFC64's seed (3 uint64 words) is kept")
+        return self.words.copy()
+
+
+def _sfc64_seeds(seed: np.random.SeedSequence, chains: np.ndarray, code: int):
+    """``SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, c, code),
+    pool_size=seed.pool_size).generate_state(3, np.uint64)`` for every chain ``c``, as a
+    (chains, 3) array computed with numpy over the chains (NumPy's algorithm, its words
+    checked against NumPy's own for the first chain); None where the entropy is not ints or
+    a chain needs more than one word (the chains then seeded one by one)."""
+    run, spawn = _words(seed.entropy), _words(tuple(seed.spawn_key))
+    n = len(chains)
+    if run is None or spawn is None or n == 0 or int(chains.max()) > _MASK32:
+        return None
+    if int(chains.min()) < 0:
+        return None
+    if len(run) < seed.pool_size:  # (a spawn key follows: padded to the pool size)
+        run = run + [0] * (seed.pool_size - len(run))
+    entropy = np.empty((n, len(run) + len(spawn) + 2), dtype=np.uint32)
+    entropy[:, : len(run) + len(spawn)] = run + spawn
+    entropy[:, -2] = chains
+    entropy[:, -1] = code
+    pool = seed.pool_size
+    hash_const = _INIT_A  # the running hash constants as Python ints, each step masked
+    zeros = np.zeros(n, dtype=np.uint32)
+
+    def hashmix(value):
+        nonlocal hash_const
+        value = value ^ hash_const
+        hash_const = (hash_const * _MULT_A) & _MASK32
+        value = value * hash_const  # uint32 arrays: the product wraps, as the C code's
+        return value ^ (value >> _XSHIFT)
+
+    def mix(x, y):
+        result = x * _MIX_MULT_L - y * _MIX_MULT_R
+        return result ^ (result >> _XSHIFT)
+
+    mixer = [hashmix(entropy[:, i] if i < entropy.shape[1] else zeros) for i in range(pool)]
+    for i_src in range(pool):
+        for i_dst in range(pool):
+            if i_src != i_dst:
+                mixer[i_dst] = mix(mixer[i_dst], hashmix(mixer[i_src]))
+    for i_src in range(pool, entropy.shape[1]):
+        for i_dst in range(pool):
+            mixer[i_dst] = mix(mixer[i_dst], hashmix(entropy[:, i_src]))
+    state = np.empty((n, 6), dtype=np.uint32)
+    hash_b = _INIT_B
+    for i_dst in range(6):
+        value = mixer[i_dst % pool] ^ hash_b
+        hash_b = (hash_b * _MULT_B) & _MASK32
+        value = value * hash_b
+        state[:, i_dst] = value ^ (value >> _XSHIFT)
+    words = state.astype("<u4").view("<u8").astype(np.uint64)
+    expected = _chain_seed(seed, chains[0], code).generate_state(3, np.uint64)
+    if not np.array_equal(words[0], expected):  # another NumPy's algorithm: theirs, chain by chain
+        return None
+    return words
+
+
 class _Stream:
     """One kind of draw for every chain: a generator per chain and a buffer row per chain.
 
     ``buffer[i, offset[i]:]`` holds chain ``i``'s next draws, made but not yet
     consumed; ``high`` bounds ``offset`` from above, so that most calls need no
-    check for a refill.
+    check for a refill; ``even``: every offset is ``high`` (the chains have drawn
+    alike since the last refill), so that a call for every chain takes a block of
+    columns.
     """
 
     def __init__(self, seed: np.random.SeedSequence, chains: np.ndarray, code: int, kind: str):
@@ -76,6 +186,7 @@ class _Stream:
         self.buffer = np.empty((n, self.capacity))
         self.offset = np.full(n, self.capacity, dtype=np.int64)  # empty: filled when first used
         self.high = self.capacity
+        self.even = True
         self.row_start = np.arange(n, dtype=np.int64) * self.capacity
         self.flat = self.buffer.reshape(-1)
         self.windows: dict[int, np.ndarray] = {}  # views of ``flat``, by k
@@ -83,21 +194,24 @@ class _Stream:
     @property
     def generators(self) -> list[np.random.Generator]:
         """Each chain's generator, keyed by the run's seed, the chain and the kind (made on
-        first use: a run with many chains that draws no normals never makes theirs)."""
+        first use: a run with many chains that draws no normals never makes theirs).
+
+        Chain ``c``'s is ``Generator(SFC64(SeedSequence(seed.entropy,
+        spawn_key=(*seed.spawn_key, c, code), pool_size=seed.pool_size)))``; the seed
+        sequences' words are computed for all the chains at once (:func:`_sfc64_seeds`: the
+        same words, without a ``SeedSequence`` object per chain)."""
         if self._generators is None:
             seed = self.seed
-            self._generators = [
-                np.random.Generator(
-                    np.random.SFC64(
-                        np.random.SeedSequence(
-                            seed.entropy,
-                            spawn_key=(*seed.spawn_key, int(c), self.code),
-                            pool_size=seed.pool_size,
-                        )
-                    )
-                )
-                for c in self.chains
-            ]
+            words = _sfc64_seeds(seed, self.chains, self.code)
+            if words is None:
+                self._generators = [
+                    np.random.Generator(np.random.SFC64(_chain_seed(seed, c, self.code)))
+                    for c in self.chains
+                ]
+            else:
+                self._generators = [
+                    np.random.Generator(np.random.SFC64(_SeedWords(row))) for row in words
+                ]
         return self._generators
 
     def __getstate__(self) -> dict:
@@ -107,6 +221,8 @@ class _Stream:
     def __setstate__(self, state: dict) -> None:
         vars(self).update(state)
         self.flat, self.windows = self.buffer.reshape(-1), {}
+        if "even" not in state:  # pickled before the flag
+            self.even = _even(self.offset, self.high)
 
     def _draw(self, generator: np.random.Generator, out: np.ndarray) -> None:
         if self.kind == "uniform":
@@ -138,12 +254,21 @@ class _Stream:
                 self._draw(self.generators[i], row[rest:])
                 self.offset[i] = 0
         self.high = int(self.offset.max(initial=0))
+        self.even = _even(self.offset, self.high)
 
     def take(self, ids: np.ndarray | None, k: int, advance: np.ndarray | None) -> np.ndarray:
         """The next ``k`` draws of each chain in ``ids`` (all if None): (chains,) or (chains, k)."""
         if self.high + k > self.capacity:
             self.refill(k)
+        if ids is None and advance is None and self.even:  # every chain at one offset
+            o = self.high
+            self.high = o + k
+            self.offset += k
+            if k == 1:
+                return self.buffer[:, o].copy()
+            return self.buffer[:, o : o + k].copy()
         self.high += k
+        self.even = False
         if ids is None:
             off = self.offset
             start = self.row_start + off
@@ -166,6 +291,11 @@ class _Stream:
                 self.flat, (self.flat.size - k + 1, k), (8, 8), writeable=False
             )
         return windows[start]
+
+
+def _even(offset: np.ndarray, high: int) -> bool:
+    """Whether every offset is ``high``."""
+    return bool(offset.min(initial=high) == high)
 
 
 class ChainStreams:
@@ -254,6 +384,7 @@ class ChainStreams:
                 stream.capacity = buffer.shape[1]
                 stream.row_start = np.arange(n, dtype=np.int64) * stream.capacity
                 stream.high = int(offset.max(initial=0))
+                stream.even = _even(offset, stream.high)
             return streams
         except (KeyError, TypeError, ValueError, OverflowError) as err:
             raise ValueError(f"corrupt random-stream state: {err}") from err
@@ -294,6 +425,10 @@ class ChainRandom:
     def _take(self, stream: _Stream, size: Any) -> np.ndarray:
         if type(size) is int and size == self._n:  # the common call: one draw per chain
             return stream.take(self._ids, 1, self._advance)
+        if type(size) is tuple and len(size) == 2 and size[0] == self._n:
+            k = size[1]
+            if type(k) is int and k > 1:  # k per chain: take's (chains, k) as it is
+                return stream.take(self._ids, k, self._advance)
         if isinstance(size, (int, np.integer)):
             shape: tuple = (int(size),)
         else:

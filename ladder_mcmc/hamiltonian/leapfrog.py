@@ -195,11 +195,15 @@ class Leapfrog(ReversibleMap):
     ) -> PhaseState:
         """:meth:`integrate` with the step ``eps`` given: a float, or one per chain as a
         (chains, 1) column (:class:`ladder_mcmc.hamiltonian.jitter.JitteredLeapfrog`)."""
-        vel = self.metric.velocity
+        metric = self.metric
         target = self.target
-        v = v - (0.5 * eps) * grad
         n = self.n_steps
-        if type(n) is int and type(x) is np.ndarray and type(v) is np.ndarray:
+        host = type(n) is int and type(x) is np.ndarray and type(v) is np.ndarray
+        if host and type(metric) is Metric and x.dtype == v.dtype == grad.dtype == _FLOAT:
+            return _host_steps(target, metric, x, v, grad, eps, n)
+        vel = metric.velocity
+        v = v - (0.5 * eps) * grad
+        if host:
             for _ in range(n - 1):  # on the host: the steps below as a plain loop
                 x = x + eps * vel(v)
                 v = v - eps * gradient(target, x)
@@ -283,6 +287,36 @@ class Leapfrog(ReversibleMap):
             "n_steps": int(self.n_steps),
             **self.metric.describe(),
         }
+
+
+_FLOAT = np.dtype(np.float64)
+
+
+def _host_steps(
+    target: Target, metric: Metric, x: np.ndarray, v: np.ndarray, grad: np.ndarray, eps: Any, n: int
+) -> PhaseState:
+    """:meth:`Leapfrog.leapfrog_steps` on the host, for a :class:`Metric` and float64 arrays: the
+    same operations in the same order, each written over a temporary of its own (``x + εu``
+    as ``εu += x``, ``v − εg`` into ``εg``), so that a step allocates two arrays, not four;
+    with the identity mass the velocity is the momentum itself (what ``velocity`` returns).
+    No array it is given, nor one the target returns, is written to."""
+    identity = metric.inverse_mass is None
+    subtract = np.subtract  # (a − b into b: the third argument is the output)
+    kick = (0.5 * eps) * grad
+    v = subtract(v, kick, kick)
+    for _ in range(n - 1):
+        drift = eps * (v if identity else metric.velocity(v))
+        drift += x
+        x = drift
+        kick = eps * gradient(target, x)
+        v = subtract(v, kick, kick)
+    drift = eps * (v if identity else metric.velocity(v))
+    drift += x
+    x = drift
+    e, g = energy_and_grad(target, x)
+    kick = (0.5 * eps) * g
+    v = subtract(v, kick, kick)
+    return PhaseState(x=x, v=v, energy=e, grad=g)
 
 
 # the fields' annotations as objects, so that subclasses defined in other modules

@@ -94,7 +94,8 @@ def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarr
     values, and must be written with the namespace of their input
     (:mod:`ladder_mcmc.arrays`).
     """
-    if is_jax(x):
+    host = type(x) is np.ndarray
+    if not host and is_jax(x):
         potential = getattr(target, "jax_potential", None)
         if potential is not None:
             return _batched(potential, "value_and_grad")(x)
@@ -103,11 +104,18 @@ def energy_and_grad(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarr
         e, g = both(x)
     else:
         e, g = target.energy(x), target.grad(x)
-    xp = np if type(x) is np.ndarray else namespace(x)
-    e, g = xp.asarray(e, dtype=xp.float64), xp.asarray(g, dtype=xp.float64)
+    if not (host and _is_float_array(e) and _is_float_array(g)):  # (else: as they are)
+        xp = np if host else namespace(x)
+        e, g = xp.asarray(e, dtype=xp.float64), xp.asarray(g, dtype=xp.float64)
     if e.shape != x.shape[:1] or g.shape != x.shape:
         raise _shape_error(target, x, e, g)
     return e, g
+
+
+def _is_float_array(a: Any) -> bool:
+    """Whether ``a`` is a numpy float64 array (``np.asarray(a, dtype=float)`` is ``a``);
+    the dtype's identity first, the usual case, before its comparison."""
+    return type(a) is np.ndarray and (a.dtype is _FLOAT or a.dtype == _FLOAT)
 
 
 def _shape_error(target: Target, x: Any, e: Any = None, g: Any = None) -> ValueError:
@@ -142,7 +150,7 @@ def gradient(target: Target, x: np.ndarray) -> np.ndarray:
     :func:`energy_and_grad`)."""
     if type(x) is np.ndarray:
         g = target.grad(x)
-        if type(g) is not np.ndarray or g.dtype != _FLOAT:
+        if type(g) is not np.ndarray or (g.dtype is not _FLOAT and g.dtype != _FLOAT):
             g = np.asarray(g, dtype=float)
     else:
         potential = getattr(target, "jax_potential", None)
