@@ -195,6 +195,8 @@ KERNELS = {
     "gradient_refined_w2_m16": lambda t: gradient_refined_lahmc(t, n_steps=16, width=2.0),
     "span": span_fixed_lahmc,
     "span_adapted": span_lahmc,
+    "span_beta1": lambda t: span_lahmc(t, beta=1.0),
+    "span_m8": lambda t: span_lahmc(t, n_steps=8),
     "span_m4": lambda t: span_lahmc(t, n_steps=4, beta=1.0),
     "gradient_refined_l6": lambda t: gradient_refined_lahmc(t, max_level=6),
     "lifted_refined": lifted_refined_lahmc,
