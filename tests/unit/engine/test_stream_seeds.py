@@ -1,6 +1,6 @@
 """The per-chain streams' host shortcuts give NumPy's numbers exactly.
 
-* The seeds of all chains computed at once (``streams._sfc64_seeds``) are the words NumPy's
+* The seeds of all chains computed at once (``seeds.sfc64_seeds``) are the words NumPy's
   own ``SeedSequence`` gives each chain, for any entropy, spawn key and pool size; where
   they cannot be (a chain index over 32 bits) the chains are seeded one by one, alike.
 * A call for every chain at one offset takes a block of columns (``_Stream.even``): the
@@ -15,7 +15,7 @@ import pickle
 import numpy as np
 import pytest
 
-from ladder_mcmc.engine import streams
+from ladder_mcmc.engine import seeds
 from ladder_mcmc.engine.streams import ChainStreams
 
 SEEDS = [
@@ -46,7 +46,7 @@ def numpy_generator(seed, chain, code):
 def test_the_seeds_of_all_chains_at_once_are_numpys(seed):
     chains = np.array([0, 1, 5, 1000, 2**32 - 1])
     for code in (0, 1):
-        words = streams._sfc64_seeds(seed, chains, code)
+        words = seeds.sfc64_seeds(seed, chains, code)
         assert words is not None and words.dtype == np.uint64
         for c, row in zip(chains, words, strict=True):
             expected = np.random.SeedSequence(
@@ -61,7 +61,7 @@ def test_the_seeds_of_all_chains_at_once_are_numpys(seed):
 def test_chains_beyond_32_bits_are_seeded_one_by_one_alike():
     seed = np.random.SeedSequence(7)
     chains = np.array([3, 2**32, 2**40 + 1])
-    assert streams._sfc64_seeds(seed, chains, 0) is None
+    assert seeds.sfc64_seeds(seed, chains, 0) is None
     got = ChainStreams(seed, chains).view().random((3, 5))
     for i, c in enumerate(chains):
         np.testing.assert_array_equal(got[i], numpy_generator(seed, int(c), 0).random(5))
