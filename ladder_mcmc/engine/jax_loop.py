@@ -8,8 +8,9 @@ at its own rung of its own step. A chain that has taken its steps of the block i
 (``active``) until the others have. Each chain writes its step ``s`` into column ``s``
 of the block's outputs (draw, rung code, map applications, non-finite rungs, first-stage
 probability, costs), packed as one row (:class:`~ladder_mcmc.engine.pytree.Packing`: one
-scatter per iteration); the host hands them to the recorder when the call returns, then
-reports progress. An interrupted run keeps every block finished before it. The small
+scatter per iteration); the host hands them to the recorder, in one call, while the next
+block runs (its numbers drawn meanwhile too), then reports progress. An interrupted run
+keeps every block recorded before it. The small
 per-chain fields of the carried state are packed too, so that the loop's work besides the
 map stays a few operations (:func:`ladder_mcmc.engine.hlo.loop_operations` counts them).
 
@@ -308,27 +309,40 @@ def run_adapting(
         done = recorder.steps_done.astype(np.int64)
         steps = np.clip(stop - done, 0, most)
         numbers = _numbers(streams, steps, per_step)
+        pending = None
         while steps.any():
-            # dispatched, not waited for: the next block's numbers are drawn meanwhile (an
-            # interrupt then leaves the streams ahead of the recorded steps, which no
-            # continuation reads: a checkpoint stores them only after a finished call)
+            # dispatched, not waited for: meanwhile the next block's numbers are drawn and
+            # the previous block's steps recorded (an interrupt then leaves the streams
+            # ahead of the recorded steps, which no continuation reads: a checkpoint
+            # stores them only after a finished call)
             at = first + int(done.min())
             out, state, lagged, outputs, iterations = fn(
                 kernel, out, state, lagged, *numbers, steps, at, width=BLOCK, adaptation=adaptation
             )
             following = np.clip(stop - done - steps, 0, most)
             numbers = _numbers(streams, following, per_step) if following.any() else None
-            outputs = jax.device_get(outputs)
-            _record(recorder, outputs, steps, done)
-            if adaptation is not None:
-                _COUNT["calls"] += 1
-                _COUNT["iterations"] += int(iterations)
-                _COUNT["moves"] += float(outputs["n_moves"].sum(axis=1).mean())
+            if pending is not None:
+                _finish(recorder, *pending, adaptation is not None, on_progress)
+            pending = (outputs, iterations, steps, done)
             done, steps = done + steps, following
-            if on_progress is not None:
-                on_progress(recorder.completed())
+        if pending is not None:
+            _finish(recorder, *pending, adaptation is not None, on_progress)
         state = jax.tree_util.tree_map(np.asarray, state)  # (None stays None)
     return (ks if out is ks else to_numpy(out)), state
+
+
+def _finish(recorder, outputs, iterations, steps, before, warming, on_progress) -> None:
+    """A finished block's steps to the recorder (and a warm-up's counts), then progress."""
+    import jax
+
+    outputs = jax.device_get(outputs)
+    _record(recorder, outputs, steps, before)
+    if warming:
+        _COUNT["calls"] += 1
+        _COUNT["iterations"] += int(iterations)
+        _COUNT["moves"] += float(outputs["n_moves"].sum(axis=1).mean())
+    if on_progress is not None:
+        on_progress(recorder.completed())
 
 
 def _numbers(streams: ChainStreams, steps: np.ndarray, per_step: tuple[int, int]):
@@ -350,23 +364,9 @@ def to_numpy(ks: LadderState) -> LadderState:
 
 
 def _record(recorder: StepRecorder, outputs: dict, steps: np.ndarray, before: np.ndarray) -> None:
-    """Hand the block's steps to the recorder: chain ``i``'s first ``steps[i]`` columns
-    (whole rows, step by step, when every chain took the same steps)."""
+    """Hand the block's steps to the recorder: chain ``i``'s first ``steps[i]`` columns,
+    in one call."""
     cost, overhead = outputs.get("cost"), outputs.get("overhead")
-    if np.all(steps == steps[0]) and np.all(before == before[0]):
-        first = int(before[0])
-        for j in range(int(steps[0])):
-            recorder.record_row(
-                first + j,
-                batch.tree_map(lambda leaf, j=j: leaf[:, j], outputs["draw"]),
-                outputs["rung"][:, j],
-                outputs["n_moves"][:, j],
-                outputs["non_finite"][:, j],
-                None if cost is None else cost[:, j],
-                None if overhead is None else overhead[:, j],
-                {name: outputs[name][:, j] for name in STEP_STATS},
-            )
-        return
     n, width = steps.shape[0], outputs["rung"].shape[1]
     taken = np.arange(width)[None, :] < steps[:, None]
     chains = np.broadcast_to(np.arange(n)[:, None], taken.shape)[taken]

@@ -39,6 +39,9 @@ _MIN_CAPACITY = 1024
 _FIRST_DRAWS = 1 << 22
 #: the buffers' memory budget (bytes) per stream kind, above which they hold fewer calls
 _BUDGET = 1 << 27
+#: draws per chain a refill makes at most beyond twice the call's (a compiled block takes
+#: thousands a call: a refill 32 calls ahead would draw far more than a short run uses)
+_AHEAD = 1 << 14
 _KINDS = ("uniform", "normal")
 
 
@@ -108,8 +111,10 @@ class _Stream:
     def refill(self, k: int) -> None:
         """Make at least ``k`` unconsumed draws available in every chain's row."""
         n = len(self.chains)
-        # room for some 32 calls of k draws, within the memory budget, and for 2 at least
-        wanted = max(min(1 << (32 * k - 1).bit_length(), _BUDGET // (8 * max(n, 1))), 2 * k)
+        # room for some 32 calls of k draws, within the memory budget and _AHEAD, and for 2
+        # at least
+        ahead = min(1 << (32 * k - 1).bit_length(), _BUDGET // (8 * max(n, 1)), _AHEAD)
+        wanted = max(ahead, 2 * k)
         if wanted > self.capacity:  # grow, keeping every row's unconsumed draws
             capacity = max(wanted, self.capacity)
             buffer = np.empty((n, capacity))
