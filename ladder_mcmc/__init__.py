@@ -25,6 +25,8 @@ users need is importable from here.
 import inspect as _inspect
 from collections.abc import Callable as _Callable
 
+import attrs as _attrs
+
 from ladder_mcmc.diagnostics.checks import SamplingWarning
 from ladder_mcmc.diagnostics.gradient import check_gradient
 from ladder_mcmc.diagnostics.summary import summary, to_inference_data
@@ -44,6 +46,7 @@ from ladder_mcmc.models.targets import check_target as _check_target
 from ladder_mcmc.run.resume import resume as _run_resume
 from ladder_mcmc.run.sampling import sample as _run_sample
 from ladder_mcmc.run.settings import Checkpoint, Parallel
+from ladder_mcmc.run.settings import as_warmup as _as_warmup
 from ladder_mcmc.run.trace import Trace
 
 __version__ = "0.1.0"
@@ -67,7 +70,14 @@ def _taking_a_target(function: _Callable[..., Trace]) -> _inspect.Signature:
 
 
 def sample(kernel, init, n_steps, seed=None, **settings):
-    return _run_sample(_kernel_of(kernel), init, n_steps, seed, **settings)
+    if not isinstance(kernel, Ladder):
+        kernel = _kernel_of(kernel)
+        warm = _as_warmup(settings.get("warmup"))
+        if warm.switch == "auto":  # the default kernel's geometry check (hamiltonian/geometry.py)
+            from ladder_mcmc.hamiltonian.geometry import GeometrySwitch
+
+            settings["warmup"] = _attrs.evolve(warm, switch=GeometrySwitch(kernel.map.target))
+    return _run_sample(kernel, init, n_steps, seed, **settings)
 
 
 def resume(path, kernel, n_steps=None, **settings):
@@ -75,7 +85,8 @@ def resume(path, kernel, n_steps=None, **settings):
 
 
 # the top level's sample and resume are run's, with a target in place of the kernel
-# running lahmc(target) (the default kernel): their docs and signatures are run's
+# running lahmc(target) (the default kernel; sample's with its geometry switch): their
+# docs and signatures are run's
 for _public, _run in ((sample, _run_sample), (resume, _run_resume)):
     _public.__doc__ = _run.__doc__
     _public.__signature__ = _taking_a_target(_run)

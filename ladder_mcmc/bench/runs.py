@@ -109,6 +109,12 @@ def _step_size(kernel: Ladder, found: Any) -> float | None:
     return value if np.isfinite(value) else None
 
 
+def _switched(trace: Any) -> tuple[str, ...]:
+    """The switch's decision as a note, if it switched."""
+    record = getattr(trace, "switch", None) or {}
+    return (record["reason"],) if record.get("switched") else ()
+
+
 def run_kernel(
     kernel: Ladder,
     init: np.ndarray,
@@ -117,9 +123,11 @@ def run_kernel(
     draws: int,
     seed: np.random.SeedSequence,
     backend: str | None = None,
+    switch: Any = None,
 ) -> SamplerRun:
     """Run ``kernel`` from ``init`` (chains, dim): ``warmup`` steps of warm-up, then
-    ``draws`` kept steps per chain (``sample(..., checks=False)``, no progress bar).
+    ``draws`` kept steps per chain (``sample(..., checks=False)``, no progress bar), with
+    ``Warmup(switch=switch)`` (what ``sample(target)`` sets for the default kernel).
 
     A kernel whose map has no adaptation (``map.adaptation``, e.g. a map of one's own)
     runs ``warmup`` steps of burn-in instead, continued from their last state; their
@@ -141,9 +149,9 @@ def run_kernel(
             if warmup and not adapts and burn.interrupted:
                 trace = burn  # no sampling after a burn-in cut short
             else:
-                trace = sample(
-                    kernel, start, draws, seed=run_seed, warmup=warmup if adapts else 0, **common
-                )
+                steps = warmup if adapts else 0
+                settings = steps if switch is None else Warmup(steps, switch=switch)
+                trace = sample(kernel, start, draws, seed=run_seed, warmup=settings, **common)
     found = trace.warmup
     warm_grads = burn_grads + (0.0 if found is None else float(np.sum(found.grad_evals)))
     return SamplerRun(
@@ -155,7 +163,7 @@ def run_kernel(
         sampling_time=float(trace.wall_time),
         step_size=_step_size(kernel, found),
         warmup_warnings=warmup_problems(kernel, init, warmup if adapts else 0, found),
-        notes=messages(caught),
+        notes=messages(caught) + _switched(trace),
         backend=str(trace.backend.get("name", "")),
         interrupted=bool(trace.interrupted),
     )

@@ -31,6 +31,7 @@ from ladder_mcmc.bench.nuts import DEFAULT_NUTS, NUTS_LABEL, NutsSettings, nuts_
 from ladder_mcmc.bench.registry import SuiteModel, select
 from ladder_mcmc.bench.runs import KernelFactory, SamplerRun, run_kernel
 from ladder_mcmc.bench.verdict import Verdict, judge, median_step_sizes
+from ladder_mcmc.hamiltonian.geometry import GeometrySwitch
 from ladder_mcmc.hamiltonian.samplers import lahmc
 from ladder_mcmc.validation import positive_int
 
@@ -228,8 +229,9 @@ def _prime(factory: KernelFactory, model: SuiteModel, backend: str | None) -> bo
         sampled = model.jax_target(target) if backend == "jax" else target
         init = model.initial_points(target, 2, np.random.default_rng(0))
         done = run_kernel(
-            factory(sampled), init, warmup=20, draws=10, seed=_seed_sequence(0, ""), backend=backend
-        )
+            factory(sampled), init, warmup=20, draws=10, seed=_seed_sequence(0, ""),
+            backend=backend, switch=_switch(factory, sampled),
+        )  # fmt: skip
     except Exception:
         return False  # the timed runs report what fails
     return done.interrupted
@@ -244,7 +246,16 @@ def _run_ours(
     seed: np.random.SeedSequence,
     backend: str | None,
 ) -> SamplerRun:
-    return run_kernel(factory(target), init, warmup=warmup, draws=draws, seed=seed, backend=backend)
+    return run_kernel(
+        factory(target), init, warmup=warmup, draws=draws, seed=seed, backend=backend,
+        switch=_switch(factory, target),
+    )  # fmt: skip
+
+
+def _switch(factory: KernelFactory, target: Any) -> Any:
+    """The default kernel runs as ``sample(target)`` does: ``lahmc`` with its geometry
+    switch (:class:`~ladder_mcmc.hamiltonian.geometry.GeometrySwitch`); others without."""
+    return GeometrySwitch(target) if factory is lahmc else None
 
 
 def run_suite(

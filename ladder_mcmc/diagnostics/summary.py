@@ -96,6 +96,8 @@ class Summary:
     relocated : int array (chains,) or None
         How often warm-up moved each chain, idle, to another chain's state
         (``trace.warmup.relocated``).
+    switch : str or None
+        What the run's ``switch`` decided after warm-up, and why (``trace.switch``).
     """
 
     names: list[str]
@@ -118,6 +120,7 @@ class Summary:
     relocated: np.ndarray | None = None
     refresh_fraction: np.ndarray | None = None
     e_bfmi_note: str | None = None
+    switch: str | None = None
 
     @property
     def mcse(self) -> np.ndarray:
@@ -171,6 +174,8 @@ class Summary:
         if self.adapted:
             values = ", ".join(f"{k} {v}" for k, v in self.adapted.items())
             lines.append(f"adapted in warm-up: {values}")
+        if self.switch:
+            lines.append(f"kernel after warm-up: {self.switch}")
         if self.e_bfmi is not None and np.isfinite(self.e_bfmi).any():
             low = np.nanmin(self.e_bfmi)
             beta = self.refresh_fraction
@@ -252,6 +257,7 @@ def summary(
         non_finite_rungs=int(np.sum(trace.non_finite_rungs)),
         adapted=None if warm is None else adapted_values(warm),
         relocated=None if warm is None else getattr(warm, "relocated", None),
+        switch=(getattr(trace, "switch", None) or {}).get("reason"),
         **_energy_fields(trace),
     )
 

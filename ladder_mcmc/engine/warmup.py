@@ -65,6 +65,19 @@ def _as_length(value: Any) -> float | None:
     return None if value is None else positive_finite("trajectory_length", value)
 
 
+def _as_switch(value: Any) -> Any:
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return value
+    if not callable(getattr(value, "decide", None)) or not isinstance(
+        getattr(value, "probe_steps", None), (int, np.integer)
+    ):
+        raise ValueError(
+            "switch must be 'auto', None or have probe_steps (an int) and decide(kernel, "
+            f"positions, warm), got {value!r}"
+        )
+    return value
+
+
 @attrs.frozen
 class Warmup:
     """What a warm-up should do: the settings ``sample`` passes to a kernel's adaptation.
@@ -82,6 +95,12 @@ class Warmup:
         A dense (rather than diagonal) inverse mass.
     trajectory_length : float, optional
         ``T``: instead of adapting the leapfrog steps per rung, keep ``M = round(T / ε)``.
+    switch : "auto", None or a KernelSwitch
+        After warm-up, a probe of the first draws that keeps the kernel or switches to
+        another (:mod:`ladder_mcmc.run.switching`; recorded in ``trace.switch``).
+        ``"auto"`` (default): ``sample(target)`` checks the default kernel's geometry
+        (:class:`~ladder_mcmc.hamiltonian.geometry.GeometrySwitch`), a kernel you pass
+        runs as it is; ``None``: never.
     """
 
     steps: int | None = attrs.field(default=None, converter=_as_steps)
@@ -89,6 +108,7 @@ class Warmup:
     adapt_mass: bool = attrs.field(default=True, converter=attrs_converter(boolean, "adapt_mass"))
     dense_mass: bool = attrs.field(default=False, converter=attrs_converter(boolean, "dense_mass"))
     trajectory_length: float | None = attrs.field(default=None, converter=_as_length)
+    switch: Any = attrs.field(default="auto", converter=_as_switch)
 
 
 class Adaptation(Protocol):

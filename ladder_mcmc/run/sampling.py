@@ -32,7 +32,6 @@ from ladder_mcmc.run.execution import (
     Run,
     backend_for,
     check_checkpoint_target,
-    execute,
     initial_state,
     json_roundtrip,
     trace_of,
@@ -46,6 +45,12 @@ from ladder_mcmc.run.settings import (
     as_checkpoint,
     as_parallel,
     as_warmup,
+)
+from ladder_mcmc.run.switching import (
+    finish,
+    not_checked,
+    run_switching,
+    why_not,
 )
 from ladder_mcmc.run.trace import Trace
 from ladder_mcmc.validation import boolean, positive_int
@@ -177,7 +182,6 @@ def sample(
         the run goes, so resident memory stays bounded at any length. Per-step
         statistics stay in memory. Draws with several leaves (attrs states) go to
         ``<stem>.<i>.npy`` (none of these files may exist).
-
     Returns
     -------
     Trace
@@ -206,6 +210,7 @@ def sample(
     checks = boolean("checks", checks)
     progress = interactive() if progress is None else boolean("progress", progress)
     settings, saving, parallel = as_warmup(warmup), as_checkpoint(checkpoint), as_parallel(executor)
+    switch = None if settings.switch == "auto" else settings.switch
     chains = "auto" if parallel is None else parallel.chains
     if parallel is not None and parallel.executor is None:
         parallel = None  # the chains' arrangement only
@@ -233,13 +238,29 @@ def sample(
         )
         if checks and adaptation is not None and trace.warmup is not None:
             adaptation.check(trace.warmup)
+        if switch is not None:
+            trace = attrs.evolve(trace, switch=not_checked("chains run through an executor"))
     else:
         run = _start(
             kernel, init, n_steps, seed, schedule, backend, thin, saving, draws_path, chains
         )
         if adaptation is not None and _warm_up(run, adaptation, progress):
             return trace_of(run, run.ks, interrupted=True)  # the warm-up's last state
-        trace = execute(run, progress)
+        record = None if switch is None else not_checked(why_not(run, switch) or "")
+        if switch is not None and not why_not(run, switch):
+
+            def restart(new: Ladder, x: Any) -> Run:
+                """A run of ``new`` from positions ``x`` on the same streams, warmed up."""
+                follow = _start(new, x, n_steps, run.streams, schedule, backend, thin, None,
+                                None, chains)  # fmt: skip
+                new_adaptation = adaptation_for(new, settings, x, checks)
+                stopped = new_adaptation is not None and _warm_up(follow, new_adaptation, progress)
+                return follow, stopped
+
+            run, record, stopped = run_switching(run, switch, restart)
+            if stopped:
+                return finish(run, record, progress, interrupted=True)
+        trace = finish(run, record, progress)
     if checks:
         check_trace(trace)
     return trace

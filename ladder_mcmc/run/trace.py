@@ -76,6 +76,10 @@ class Trace:
         ``acceptance_rate`` (``C_0``, the first rung's probability) and ``energy_error``
         (the step's largest ``log p(ζ) − log p(rung)``; ``inf`` for a rung of density
         zero). See :attr:`diverging`.
+    switch : dict or None
+        What ``sample``'s ``switch`` decided after warm-up (:mod:`ladder_mcmc.run.switching`):
+        ``switched``, ``reason``, the kernel switched ``to`` and the statistic read; None
+        for a run without one.
     """
 
     states: Any
@@ -95,6 +99,7 @@ class Trace:
     step_overhead: np.ndarray | None = None
     backend: dict = attrs.field(factory=dict)
     step_stats: dict = attrs.field(factory=dict)
+    switch: dict | None = None
 
     @property
     def n_steps(self) -> int:
