@@ -47,6 +47,7 @@ from ladder_mcmc.hamiltonian import (
     refined_lahmc,
     span_lahmc,
 )
+from ladder_mcmc.hamiltonian.geometry import GeometrySwitch
 from ladder_mcmc.hamiltonian.leapfrog_family import leapfrog_start
 from ladder_mcmc.ladder import (
     AuxiliaryMap,
@@ -227,7 +228,8 @@ def measure(
     draws: int = 2000,
     backend: str | None = None,
 ) -> dict:
-    """One run of ``kernel`` (a key of :data:`KERNELS`, ``"nuts"``, or ``"exact"``: as many
+    """One run of ``kernel`` (a key of :data:`KERNELS`; ``"default"``, what ``sample(target)``
+    runs: ``lahmc`` with its geometry switch; ``"nuts"``; or ``"exact"``: as many
     independent exact draws, for the funnel and the rough well) on a suite model."""
     model = get_model(model_name)
     target = model.target()
@@ -242,15 +244,16 @@ def measure(
     elif kernel == "nuts":
         log_p = model.jax_log_density(target)
         run = run_nuts(log_p, init, warmup=warmup, draws=draws, seed=nuts_seed)
-    else:
+    else:  # "default": what sample(target) runs, lahmc with its geometry switch
         sampled = model.jax_target(target) if backend == "jax" else target
         run = run_kernel(
-            KERNELS[kernel](sampled),
+            (lahmc if kernel == "default" else KERNELS[kernel])(sampled),
             init,
             warmup=warmup,
             draws=draws,
             seed=ours_seed,
             backend=backend,
+            switch=GeometrySwitch(sampled) if kernel == "default" else None,
         )
     figures = figures_of(run, model.quantities(target, run.positions), moments)
     verdict = judge(figures, warmup_warnings=run.warmup_warnings, step_size=run.step_size)
@@ -271,6 +274,7 @@ def measure(
         "step_size": run.step_size,
         "frozen": list(figures.frozen_chains),
         "seconds": round(time.perf_counter() - start, 1),
+        "switched": any("switched to" in note for note in run.notes),
     }
     positions = np.asarray(run.positions)
     energy = np.asarray(target.energy(positions.reshape(-1, positions.shape[-1])), dtype=float)
@@ -287,7 +291,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kernel", default="lahmc", choices=[*KERNELS, "nuts", "exact"])
+    parser.add_argument("--kernel", default="lahmc", choices=[*KERNELS, "default", "nuts", "exact"])
     parser.add_argument("--model", nargs="+", default=["funnel"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--chains", type=int, default=4)
