@@ -143,7 +143,11 @@ def _integrate_masked(target, velocity, eps, x, v, grad, n):
         kick = (n > i + 1)[:, None]  # an inner kick: the row drifts again after it
         return x, xp.where(kick, v - eps * gradient(target, x), v)
 
-    x, v = fori_loop(0, xp.max(n), step, (x, v))
+    # max n − 1 drifts each followed by a gradient, then the last drift of the longest
+    # rows: no gradient is evaluated that no row uses (max n in all, as counted)
+    top = xp.max(n)
+    x, v = fori_loop(0, top - 1, step, (x, v))
+    x = xp.where((n >= top)[:, None], x + eps * vel(v), x)
     e, g = energy_and_grad(target, x)
     return x, v - (0.5 * eps) * g, e, g
 

@@ -35,6 +35,7 @@ from ladder_mcmc import (
     resume,
     sample,
 )
+from ladder_mcmc.diagnostics import GradientCounter
 from ladder_mcmc.engine import ChainStreams, driver_for
 from ladder_mcmc.hamiltonian import (
     JitteredLengthLeapfrog,
@@ -378,3 +379,15 @@ def _energy(x):
 
 def _grad(x):
     return x * TARGET.precisions
+
+
+@pytest.mark.parametrize("lengths", [[3, 3, 3, 3], [1, 4, 2, 7]])
+def test_the_masked_loop_evaluates_no_gradient_that_no_row_uses(lengths):
+    """The masked loop (one step per chain, or JAX values) evaluates ``max n`` gradients
+    per row: ``max n − 1`` inner kicks and the end point's; before, its last inner
+    gradient, used by no row, made ``max n + 1``, one more than any chain counts."""
+    counter = GradientCounter(TARGET)
+    st = _states(JitteredLengthLeapfrog(TARGET, 0.2, 3), lengths)
+    eps = np.full((len(lengths), 1), 0.2)  # a step per chain: the masked loop on numpy
+    integrate_lengths(counter, None, eps, st.x, st.v, st.grad, st.n_leapfrog)
+    assert counter.rows == len(lengths) * max(lengths)
