@@ -1,9 +1,9 @@
 """The seeds of the per-chain streams (:mod:`ladder_mcmc.engine.streams`).
 
 Chain ``c``'s stream of kind ``code`` is an ``SFC64`` generator seeded by
-``SeedSequence(root.entropy, spawn_key=(*root.spawn_key, c, code))``. Seeding many chains
-one ``SeedSequence`` at a time costs tens of microseconds a chain; :func:`sfc64_seeds`
-computes the same words for every chain at once with numpy (NumPy's own algorithm,
+``SeedSequence(root.entropy, spawn_key=(*root.spawn_key, c, code))``. Rather than one
+``SeedSequence`` per chain, :func:`sfc64_seeds` computes the same words for every chain
+at once with numpy (NumPy's own algorithm,
 checked against NumPy for the first chain, and left to NumPy where it cannot apply).
 """
 

@@ -68,13 +68,13 @@ def _as_length(value: Any) -> float | None:
 def _as_switch(value: Any) -> Any:
     if value is None or (isinstance(value, str) and value == "auto"):
         return value
-    if not callable(getattr(value, "decide", None)) or not isinstance(
-        getattr(value, "probe_steps", None), (int, np.integer)
-    ):
+    if not callable(getattr(value, "decide", None)):
         raise ValueError(
-            "switch must be 'auto', None or have probe_steps (an int) and decide(kernel, "
-            f"positions, warm), got {value!r}"
+            "switch must be 'auto', None or have probe_steps, gradients_per_draw and "
+            f"decide(kernel, positions, warm), got {value!r}"
         )
+    positive_int("switch.probe_steps", getattr(value, "probe_steps", None))
+    positive_int("switch.gradients_per_draw", getattr(value, "gradients_per_draw", None), 0)
     return value
 
 

@@ -90,6 +90,13 @@ def scale_correlation(
     return float(rho[i]), i
 
 
+def _as_threshold(value: Any) -> float:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not (ok and 0 < value <= 1):
+        raise ValueError(f"threshold must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
 @attrs.frozen(eq=False)
 class GeometrySwitch:
     """``sample``'s ``switch`` for ``lahmc(target)``: after warm-up, the first
@@ -109,13 +116,9 @@ class GeometrySwitch:
     probe_steps: int = attrs.field(
         default=PROBE_STEPS, converter=lambda v: positive_int("probe_steps", v)
     )
-    threshold: float = THRESHOLD
+    threshold: float = attrs.field(default=THRESHOLD, converter=_as_threshold)
     #: the check evaluates the gradient at each draw it reads (counted as warm-up's)
     gradients_per_draw: int = attrs.field(default=1, init=False)
-
-    def __attrs_post_init__(self) -> None:
-        if not 0 < self.threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
 
     def decide(self, kernel: Ladder, positions: np.ndarray, warm: Any) -> tuple[Any, dict]:
         """``(kernel to switch to or None, record)`` from the probe's ``positions``
@@ -137,7 +140,7 @@ class GeometrySwitch:
         }
         if rho < self.threshold:
             reason = (
-                f"kept lahmc: the local step scale moves with no coordinate (rank "
+                f"kept the kernel: the local step scale moves with no coordinate (rank "
                 f"correlation {rho:.2f} with {coordinate}, below {self.threshold})"
             )
             return None, {**record, "switched": False, "to": None, "reason": reason}

@@ -82,7 +82,9 @@ def sample(
         E.g. from :func:`~ladder_mcmc.lahmc`, :func:`~ladder_mcmc.hmc` or
         :func:`~ladder_mcmc.LookAhead`. :func:`ladder_mcmc.sample` also takes a target
         (:class:`~ladder_mcmc.Target`, :func:`~ladder_mcmc.from_jax`, …) and runs the
-        default kernel on it, ``lahmc(target)``; :func:`ladder_mcmc.run.sample` takes
+        default kernel on it, ``lahmc(target)``, checking after warm-up whether the target
+        is a funnel, where it switches to ``span_lahmc`` (``Warmup(switch=...)``,
+        ``trace.switch``; ``docs/sampling.md``); :func:`ladder_mcmc.run.sample` takes
         kernels only.
     init : State or LadderState
         Initial values, chains on the leading axis (for leapfrog kernels:
@@ -229,7 +231,7 @@ def sample(
             init,
             n_steps,
             seed,
-            warmup=attrs.evolve(settings, steps=steps),
+            warmup=attrs.evolve(settings, steps=steps, switch=None),  # groups keep theirs
             backend=backend,
             executor=Parallel(chains=chains),  # each group's chains, in its process
             schedule=schedule,

@@ -15,6 +15,7 @@ it). The switch protocol: :class:`KernelSwitch`; ``sample(target)``'s is
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol
 
 import attrs
@@ -45,6 +46,12 @@ def not_checked(reason: str) -> dict:
     return {"checked": False, "switched": False, "to": None, "reason": f"not checked: {reason}"}
 
 
+def probe_length(run: Run, switch: Any) -> int:
+    """The probe's steps: ``switch.probe_steps``, up to a whole number of kept draws."""
+    thin = run.recorder.thin
+    return -(-switch.probe_steps // thin) * thin
+
+
 def why_not(run: Run, switch: Any) -> str | None:
     """Why ``switch`` cannot be consulted on ``run`` (None if it can)."""
     rec = run.recorder
@@ -52,10 +59,9 @@ def why_not(run: Run, switch: Any) -> str | None:
         return "no warm-up"
     if run.checkpoint is not None or run.draws_file is not None:
         return "a run with a checkpoint or a draws file keeps its kernel"
-    if rec.n_steps <= switch.probe_steps:
-        return f"n_steps={rec.n_steps} is not more than the probe's {switch.probe_steps} steps"
-    if switch.probe_steps % rec.thin:
-        return f"thin={rec.thin} does not divide the probe's {switch.probe_steps} steps"
+    probe = probe_length(run, switch)
+    if rec.n_steps <= probe:
+        return f"n_steps={rec.n_steps} is not more than the probe's {probe} steps"
     return None
 
 
@@ -63,17 +69,24 @@ def run_switching(run: Run, switch: Any, restart: Any) -> tuple[Run, dict, bool]
     """The probe on ``run`` (warmed up), then the decision: ``(run, record, interrupted)``,
     the run to finish (``run`` itself, or the new run ``restart(kernel, positions)``
     returns with whether its warm-up was interrupted) and ``trace.switch``'s record. An
-    interrupted probe: ``run`` with its steps so far, interrupted."""
+    interrupted probe, check or restart: ``run`` with its probe's steps so far,
+    interrupted."""
     rec = run.recorder
-    probe = switch.probe_steps
+    probe = probe_length(run, switch)
     driver = driver_for(run.kernel, run.schedule, run.backend.name, run.backend.chains)
+    start = time.perf_counter()
     try:
         run.ks = driver(run.kernel, run.ks, rec, run.streams, None, until=probe)
     except KeyboardInterrupt:
         return run, not_checked("interrupted in the probe"), True
+    finally:
+        run.wall_time += time.perf_counter() - start  # the probe's steps are the run's
     positions = np.asarray(rec.draws[: probe // rec.thin])
-    new, record = switch.decide(run.kernel, positions, run.warm)
-    read = getattr(switch, "gradients_per_draw", 0) * (probe // rec.thin)
+    try:
+        new, record = switch.decide(run.kernel, positions, run.warm)
+    except KeyboardInterrupt:
+        return run, not_checked("interrupted in the check"), True
+    read = switch.gradients_per_draw * (probe // rec.thin)
     if read and hasattr(run.warm, "grad_evals"):
         run.warm = attrs.evolve(run.warm, grad_evals=run.warm.grad_evals + read)
     if new is None:
@@ -82,8 +95,10 @@ def run_switching(run: Run, switch: Any, restart: Any) -> tuple[Run, dict, bool]
     overhead = None if rec.step_overhead is None else rec.step_overhead[:probe]
     spent = np.sum(gradients(rec.n_moves[:probe], cost, overhead), axis=0)
     spent = spent + np.asarray(run.warm.grad_evals)
-    x = getattr(run.ks.state, "x", run.ks.state)
-    follow, interrupted = restart(new, x)
+    try:  # the new kernel from the chains' last draws (positions, for a leapfrog)
+        follow, interrupted = restart(new, run.kernel.map.draw(run.ks.state))
+    except KeyboardInterrupt:
+        return run, {**record, "reason": record["reason"] + " (interrupted before it ran)"}, True
     if follow.warm is not None and hasattr(follow.warm, "grad_evals"):
         follow.warm = attrs.evolve(follow.warm, grad_evals=follow.warm.grad_evals + spent)
     return follow, record, interrupted
@@ -99,4 +114,4 @@ def finish(run: Run, record: dict | None, progress: bool, interrupted: bool = Fa
     return trace if record is None else attrs.evolve(trace, switch=record)
 
 
-__all__ = ["KernelSwitch", "finish", "not_checked", "run_switching", "why_not"]
+__all__ = ["KernelSwitch", "finish", "not_checked", "probe_length", "run_switching", "why_not"]
