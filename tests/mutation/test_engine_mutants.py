@@ -39,7 +39,13 @@ from mutants import ENGINE_MUTANTS, install_engine_mutant
 
 from ladder_mcmc import FunctionTarget, Ladder, Leapfrog, LookAheadRule, MomentumRefresh
 from ladder_mcmc.hamiltonian import Metric
-from ladder_mcmc.ladder import LogScaleWalk, ReducedFlipLookAheadRule
+from ladder_mcmc.ladder import (
+    ComposedRefresh,
+    LogScaleRefresh,
+    LogScaleWalk,
+    ReducedFlipLookAheadRule,
+    ReducedFlipRule,
+)
 from ladder_mcmc.models import RoughWell
 
 #: the same examples every run, no example database, no shrinking (the failure, not its
@@ -83,8 +89,18 @@ CLIFF_CASE = Case(
 #: property's search found for the Jacobian's sum, kept so that new parts in the search
 #: cannot hide it
 VOLUME_CASE = Case(LogScaleWalk(GAMMA, 1.15), ReducedFlipLookAheadRule(2), None, False, GAMMA_X0)
+#: a log-scale walk under the reduced-flip rule, its velocity refreshed twice: the example
+#: the property's search found for the rule's memory not restarted at a jump
+JUMP_CASE = Case(
+    LogScaleWalk(GAMMA, 0.15),
+    ReducedFlipRule(),
+    ComposedRefresh((LogScaleRefresh(1.0), LogScaleRefresh(0.3))),
+    False,
+    GAMMA_X0,
+)
 #: mutants shown caught by the property on one fixed composition (faster than a search)
 ON_ONE_CASE = {
+    "not restarted at a jump": JUMP_CASE,
     "non-finite count not restarted after a step": CLIFF_CASE,
     "not summed": VOLUME_CASE,
 }

@@ -151,6 +151,7 @@ def test_shapes_outside_the_checked_range_are_refused(shape):
         _jax_gamma_draws(shape, per_chain=3)
 
 
+@pytest.mark.slow
 def test_the_checks_catch_the_old_branch_switch(monkeypatch):
     """With the upper inversion used for every ``q ≤ ½`` (the old switch), issue 28's case,
     the comparison with SciPy and the draws' law all fail."""

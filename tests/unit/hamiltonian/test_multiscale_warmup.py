@@ -72,7 +72,9 @@ def _assert_together(kernel, step, inverse_mass):
     assert redraw.law is law
 
 
-@pytest.mark.parametrize("name", list(MAKE))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "refined" else n for n in MAKE]
+)
 def test_defaults_warm_up_alike_on_numpy_and_jax(name):
     kernel = MAKE[name](TARGET)
     assert kernel.adapt == {"step_size", "inverse_mass"}

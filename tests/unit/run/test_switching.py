@@ -76,6 +76,7 @@ def test_the_executors_groups_are_not_switched():
     assert trace.kernel["map"] == "JitteredLengthLeapfrog", trace.kernel
 
 
+@pytest.mark.slow
 def test_with_thin_the_probe_is_whole_kept_draws():
     trace = _quiet(FUNNEL, _start(FUNNEL), 420, seed=1, warmup=300, thin=3)
     assert trace.switch["switched"] and trace.switch["probe_steps"] == PROBE_STEPS
