@@ -101,6 +101,7 @@ def test_ragged_and_synchronous_agree_in_law(name):
     assert _disagreements(ragged, synchronous) == []
 
 
+@pytest.mark.slow
 def test_the_comparison_detects_a_different_chain():
     """Power: the same criterion rejects LAHMC K = 3 (a 2 % shift of F) and HMC."""
     ragged = _statistics("lahmc-roughwell", "ragged", seed=101)

@@ -101,6 +101,7 @@ def test_relocation_copies_whole_rows_from_active_chains_and_draws_only_when_nee
         assert same is ks and not which.any() and rng.calls == 0
 
 
+@pytest.mark.slow
 def test_the_compiled_warmup_moves_the_same_chain_and_adapts_the_same_step():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
