@@ -61,41 +61,6 @@ __all__ = ["RefinedLeapfrog", "RefinementLaw", "refined_lahmc"]
 _LOG_HALF = float(np.log(0.5))
 
 
-def _refined_run(
-    family: LeapfrogFamily, state: PhaseState, levels: np.ndarray, macro: Any
-) -> PhaseState:
-    """``macro 2^ℓ`` steps of size ``ε / 2^ℓ`` for each chain's level ``ℓ``.
-
-    On numpy the chains are grouped by level (one integration per level); on JAX values
-    one masked integration with a step per chain (the same arithmetic on each row:
-    ``ε / 2^ℓ`` is exact). ``ε`` and ``macro`` may be traced (inside a compiled warm-up).
-    """
-    xp = namespace(state.x, levels, family.step_size, macro)
-    if xp is not np:
-        levels = xp.asarray(levels, dtype=xp.int64)
-        scale = 2**levels
-        eps = family.step_size / scale.astype(xp.float64)
-        return family.run(state, eps[:, None], macro * scale)
-    eps, macro = float(family.step_size), int(macro)
-    levels = np.asarray(levels, dtype=np.int64)
-    values = np.unique(levels)
-    if values.size == 1:
-        k = int(values[0])
-        return family.run(state, eps / 2**k, np.full(levels.size, macro * 2**k))
-    parts = {}
-    for k in values.tolist():
-        rows = np.flatnonzero(levels == k)
-        sub = batch.take(state, rows)
-        parts[k] = (rows, family.run(sub, eps / 2**k, np.full(rows.size, macro * 2**k)))
-    n, dim = state.x.shape
-    out = {name: np.empty((n, dim)) for name in ("x", "v", "grad")}
-    energy = np.empty(n)
-    for rows, end in parts.values():
-        out["x"][rows], out["v"][rows], out["grad"][rows] = end.x, end.v, end.grad
-        energy[rows] = end.energy
-    return PhaseState(x=out["x"], v=out["v"], energy=energy, grad=out["grad"])
-
-
 @attrs.frozen
 class RefinementLaw(AuxiliaryLaw):
     """``ℓ ∈ {ℓ*, ℓ* + 1}`` with probability ½ each; ``ℓ*``: the coarsest accurate level.
@@ -138,8 +103,8 @@ class RefinementLaw(AuxiliaryLaw):
         h0 = phase_energy(self.metric, state)
         levels = xp.full(state.x.shape[0], level, dtype=xp.int64)
         with np.errstate(all="ignore"):
-            ahead = _refined_run(family, state, levels, self.probe_steps)
-            behind = _refined_run(family, family.flip(state, None), levels, self.probe_steps)
+            ahead = family.run_levels(state, levels, self.probe_steps)
+            behind = family.run_levels(family.flip(state, None), levels, self.probe_steps)
             err = xp.maximum(
                 xp.abs(phase_energy(self.metric, ahead) - h0),
                 xp.abs(phase_energy(self.metric, behind) - h0),
@@ -252,16 +217,53 @@ class RefinedLeapfrog(LeapfrogFamily):
         default=8, converter=attrs_converter(positive_int, "n_steps"), metadata=TRACED
     )
 
+    def plan(self, alpha: Any, macro: Any = None) -> tuple[Any, Any]:
+        """Level ``ℓ``'s step and number of steps, ``ε / 2^ℓ`` and ``m 2^ℓ`` (``m``:
+        ``macro``, default ``M``): per chain for an array of levels, as a float and an int
+        for one level given as an ``int``."""
+        m = self.n_steps if macro is None else macro
+        if isinstance(alpha, int):
+            return float(self.step_size) / 2**alpha, int(m) * 2**alpha
+        xp = namespace(alpha, m, self.step_size)
+        scale = 2 ** xp.asarray(alpha, dtype=xp.int64)
+        m = m if xp is not np else int(m)
+        return self.step_size / scale.astype(xp.float64), (m * scale).astype(xp.int64)
+
+    def run_levels(self, state: PhaseState, alpha: Any, macro: Any = None) -> PhaseState:
+        """Each chain's level ``ℓ = alpha[i]`` of :meth:`plan` from ``state``.
+
+        On numpy the chains are grouped by level (one integration per level, a scalar
+        step); on JAX values one masked integration with a step per chain (the same
+        arithmetic on each row: the steps are ``ε`` over powers of two, exact). ``ε`` and
+        ``macro`` may be traced (inside a compiled warm-up).
+        """
+        xp = namespace(state.x, alpha, self.step_size, macro)
+        if xp is not np:
+            eps, n = self.plan(xp.asarray(alpha, dtype=xp.int64), macro)
+            return self.run(state, eps[:, None], n)
+        levels = np.asarray(alpha, dtype=np.int64)
+        values = np.unique(levels).tolist()
+        if len(values) == 1:
+            eps, n = self.plan(values[0], macro)
+            return self.run(state, eps, np.full(levels.size, n))
+        size, dim = state.x.shape
+        out = {name: np.empty((size, dim)) for name in ("x", "v", "grad")}
+        energy = np.empty(size)
+        for k in values:
+            rows = np.flatnonzero(levels == k)
+            eps, n = self.plan(k, macro)
+            end = self.run(batch.take(state, rows), eps, np.full(rows.size, n))
+            out["x"][rows], out["v"][rows], out["grad"][rows] = end.x, end.v, end.grad
+            energy[rows] = end.energy
+        return PhaseState(x=out["x"], v=out["v"], energy=energy, grad=out["grad"])
+
     def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
-        """``M 2^ℓ`` steps of ``ε / 2^ℓ`` for each chain's ``ℓ = alpha[i]``."""
-        return _refined_run(self, state, alpha, self.n_steps)
+        """Each chain's level ``ℓ = alpha[i]``: ``M 2^ℓ`` steps of ``ε / 2^ℓ``."""
+        return self.run_levels(state, alpha)
 
     def cost_of(self, state: PhaseState, alpha: Any) -> np.ndarray:
         """``M 2^ℓ``: the integration (``AuxiliaryMap`` adds the law's probes ``C(ℓ)``)."""
-        xp = namespace(alpha, self.n_steps)
-        levels = xp.asarray(alpha, dtype=xp.int64)
-        m = self.n_steps if xp is not np else int(self.n_steps)
-        return (m * 2**levels).astype(xp.int64)
+        return self.plan(alpha)[1]
 
     def adaptation(self, kernel: Any, settings: Any, init: Any, checks: bool = True) -> Any:
         """With :class:`RefinementLaw`, the family's warm-up with the step capped where the

@@ -32,11 +32,9 @@ import numpy as np
 from ladder_mcmc.arrays import namespace
 from ladder_mcmc.hamiltonian.gradient_level import GradientLevelLaw
 from ladder_mcmc.hamiltonian.kinetic import KineticEnergy  # noqa: F401  (for the API docs)
-from ladder_mcmc.hamiltonian.leapfrog import PhaseState
 from ladder_mcmc.hamiltonian.leapfrog_family import auxiliary_lahmc, leapfrog_start
 from ladder_mcmc.hamiltonian.refined_step import RefinedLeapfrog
 from ladder_mcmc.hamiltonian.samplers import STARTING_VALUES
-from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.kernel import Ladder
 from ladder_mcmc.models.targets import Target
 from ladder_mcmc.validation import positive_int
@@ -67,44 +65,20 @@ class SpanLeapfrog(RefinedLeapfrog):
     needs a :class:`~ladder_mcmc.hamiltonian.refined_step.RefinementLaw`).
     """
 
-    def plan(self, alpha: Any) -> tuple[Any, Any]:
-        """Per chain, the step ``ε / 2^{max(ℓ, 0)}`` and the number of steps ``M 2^{|ℓ|}``."""
-        xp = namespace(alpha, self.n_steps, self.step_size)
+    def plan(self, alpha: Any, macro: Any = None) -> tuple[Any, Any]:
+        """Level ``ℓ``'s step ``ε / 2^{max(ℓ, 0)}`` and number of steps ``m 2^{|ℓ|}``
+        (``m``: ``macro``, default ``M``); :meth:`RefinedLeapfrog.plan`'s forms. Its
+        ``forward`` and ``cost_of`` (``m 2^{|ℓ|}`` gradients per chain, the law spends
+        none) are :class:`RefinedLeapfrog`'s on this plan."""
+        m = self.n_steps if macro is None else macro
+        if isinstance(alpha, int):
+            return float(self.step_size) / 2 ** max(alpha, 0), int(m) * 2 ** abs(alpha)
+        xp = namespace(alpha, m, self.step_size)
         ell = xp.asarray(alpha, dtype=xp.int64)
-        m = self.n_steps if xp is not np else int(self.n_steps)
+        m = m if xp is not np else int(m)
         n = (m * 2 ** xp.abs(ell)).astype(xp.int64)
         eps = self.step_size / (2 ** xp.maximum(ell, 0)).astype(xp.float64)
         return eps, n
-
-    def forward(self, state: PhaseState, alpha: Any) -> PhaseState:
-        """The level's steps for each chain's ``ℓ = alpha[i]``: on numpy one integration
-        per level present (a scalar step), on JAX values one masked integration with a
-        step per chain (the same arithmetic per row)."""
-        xp = namespace(state.x, alpha, self.step_size, self.n_steps)
-        if xp is not np:
-            eps, n = self.plan(alpha)
-            return self.run(state, eps[:, None], n)
-        levels = np.asarray(alpha, dtype=np.int64)
-        base, m = float(self.step_size), int(self.n_steps)
-        values = np.unique(levels)
-        if values.size == 1:
-            k = int(values[0])
-            return self.run(state, base / 2 ** max(k, 0), np.full(levels.size, m * 2 ** abs(k)))
-        n, dim = state.x.shape
-        out = {name: np.empty((n, dim)) for name in ("x", "v", "grad")}
-        energy = np.empty(n)
-        for k in values.tolist():
-            rows = np.flatnonzero(levels == k)
-            end = self.run(
-                batch.take(state, rows), base / 2 ** max(k, 0), np.full(rows.size, m * 2 ** abs(k))
-            )
-            out["x"][rows], out["v"][rows], out["grad"][rows] = end.x, end.v, end.grad
-            energy[rows] = end.energy
-        return PhaseState(x=out["x"], v=out["v"], energy=energy, grad=out["grad"])
-
-    def cost_of(self, state: PhaseState, alpha: Any) -> Any:
-        """``M 2^{|ℓ|}`` gradients per chain (the law spends none)."""
-        return self.plan(alpha)[1]
 
 
 def span_lahmc(
