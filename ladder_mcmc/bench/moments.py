@@ -22,7 +22,7 @@ import numpy as np
 
 from ladder_mcmc.bench.reference_kurtosis import reference_kurtosis
 from ladder_mcmc.models.exact_targets import RoughWell
-from ladder_mcmc.models.posteriors.eight_schools import log_tau_posterior
+from ladder_mcmc.models.posteriors.eight_schools import conditional_moments
 
 
 def _vector(value: object) -> np.ndarray:
@@ -197,17 +197,7 @@ def eight_schools_moments(
     >>> m.sd[-2:].round(2), bool(m.kurtosis[-1] > 5)  # mu, tau: tau's tail is heavy
     (array([3.32, 3.22]), True)
     """
-    y, sigma = np.asarray(y, dtype=float), np.asarray(sigma, dtype=float)
-    u, w = log_tau_posterior(y, sigma, n_grid)
-    tau2 = np.exp(2.0 * u)[:, None]
-    v = sigma**2 + tau2  # (grid, J)
-    s2 = 1.0 / ((1.0 / v).sum(axis=1, keepdims=True) + 1.0 / 25.0)
-    m = s2 * (y / v).sum(axis=1, keepdims=True)
-    b = sigma**2 / v
-    cond_mean = np.column_stack([(1.0 - b) * y + b * m, m, np.sqrt(tau2)])
-    cond_var = np.column_stack(
-        [1.0 / (1.0 / sigma**2 + 1.0 / tau2) + b * b * s2, s2, np.zeros_like(m)]
-    )
+    w, cond_mean, cond_var = conditional_moments(y, sigma, n_grid)
     mean = w @ cond_mean
     centred = cond_mean - mean
     variance = w @ (cond_var + centred**2)

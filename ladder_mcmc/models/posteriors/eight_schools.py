@@ -252,6 +252,18 @@ def exact_moments(
     >>> mean[-2:].round(2), np.sqrt(var[-2:]).round(2)  # mu, tau
     (array([4.4, 3.6]), array([3.32, 3.22]))
     """
+    w, cond_mean, cond_var = conditional_moments(y, sigma, n_grid)
+    mean = w @ cond_mean
+    var = w @ cond_var + w @ (cond_mean - mean) ** 2
+    return mean, var
+
+
+def conditional_moments(
+    y: np.ndarray, sigma: np.ndarray, n_grid: int = 20_001
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(w, mean, var)``: the quadrature weights over ``log tau`` and, at each grid point,
+    the conditional means and variances of ``(theta[1..J], mu, tau)`` given ``tau``
+    (arrays (n_grid, J + 2); :func:`exact_moments`)."""
     y, sigma = np.asarray(y, dtype=float), np.asarray(sigma, dtype=float)
     u, w = log_tau_posterior(y, sigma, n_grid)
     tau2 = np.exp(2.0 * u)[:, None]
@@ -263,9 +275,7 @@ def exact_moments(
     theta_var = 1.0 / (1.0 / sigma**2 + 1.0 / tau2) + b * b * s2
     cond_mean = np.column_stack([theta_mean, m, np.sqrt(tau2)])
     cond_var = np.column_stack([theta_var, s2, np.zeros_like(m)])
-    mean = w @ cond_mean
-    var = w @ cond_var + w @ (cond_mean - mean) ** 2
-    return mean, var
+    return w, cond_mean, cond_var
 
 
 def log_tau_posterior(
