@@ -4,7 +4,7 @@ Each is a small subclass of the real thing with one line changed (or, for the ru
 checks of ``ladder_mcmc.diagnostics``, a function with
 one step left out), so that the checks of ``ladder_mcmc.verify`` and the tests of
 the run checks can be shown to catch it
-(``tests/mutation/test_mutants.py``; table in ``docs/verification.md``).
+(``tests/mutation/test_mutants.py``; table in ``docs/mutation.md``).
 The engine is mutated in its source instead (:data:`ENGINE_MUTANTS`,
 :func:`install_engine_mutant`): the ragged step (``engine/ragged.py``), the compiled
 loop (``engine/jax_loop.py``) and its pre-drawn numbers (``engine/block_draws.py``); the

@@ -1,4 +1,4 @@
-"""Regenerate the mutant × check table of ``docs/verification.md`` (a script, not a test).
+"""Regenerate the mutant × check table of ``docs/mutation.md`` (a script, not a test).
 
 Run ``python tests/mutation/mutation_table.py`` from the repository root: every
 check is run on every mutant it applies to, and the outcome ("caught" = the check

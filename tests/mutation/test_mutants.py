@@ -6,7 +6,7 @@ the check *fails* (``pytest.raises(AssertionError)``); the same check passes
 on the correct code in ``tests/exact``, ``tests/unit/hamiltonian/test_leapfrog_contract.py``
 and ``tests/statistical/test_one_step_invariance.py`` (and in the controls
 below). Which check catches which mutant, and how fast, is tabulated in
-``docs/verification.md``. The engine's mutants: ``test_engine_mutants.py``.
+``docs/mutation.md``. The engine's mutants: ``test_engine_mutants.py``.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def test_a_tempered_target_fails(temperature):
 @attrs.frozen
 class LinearRefresh(MomentumRefresh):
     """Partial refresh without the square roots, ``v' = (1 − β) v + β n``
-    (docs/verification.md's ``LinearRefresh``): too little momentum."""
+    (docs/mutation.md's ``LinearRefresh``): too little momentum."""
 
     def __call__(self, state, direction, rng):
         noise = self.metric.sample_momentum(rng, state.v.shape)
