@@ -24,7 +24,7 @@ default warm-up. Printed per kernel: gradients, the error of the mean and varian
 Run::
 
     python examples/funnel.py            # 4 chains × (1 000 warm-up + 2 000 steps)
-    python examples/funnel.py --quick    # 4 chains × (200 + 200), a few seconds
+    python examples/funnel.py --quick    # 4 chains × (100 + 100), a few seconds
     python examples/funnel.py --plot docs/figures/funnel_tails.png
 """
 
@@ -64,11 +64,11 @@ def report(label: str, trace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4 chains × (200 + 200) steps")
+    parser.add_argument("--quick", action="store_true", help="4 chains × (100 + 100) steps")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--plot", type=Path, help="write the figure here (needs matplotlib)")
     args = parser.parse_args(argv)
-    chains, warmup, steps = (4, 200, 200) if args.quick else (4, 1000, 2000)
+    chains, warmup, steps = (4, 100, 100) if args.quick else (4, 1000, 2000)
     target = Funnel(10)
     rng = np.random.default_rng(args.seed)
     exact_init = target.sample(chains, rng)

@@ -138,6 +138,7 @@ def test_importing_the_package_does_not_load_scipy_stats():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_a_float32_model_is_sampled_promoted_and_its_gradient_checked_at_its_precision():
     """A JAX model that computes in float32 (TensorFlow Probability's substrate does, even
     under x64) is accepted with a warning, and the gradient check allows for float32

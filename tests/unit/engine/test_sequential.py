@@ -122,6 +122,7 @@ def test_the_probe_finds_each_model_its_choice():
         assert "the batched gradient costs" in chosen.chains_reason
 
 
+@pytest.mark.slow
 def test_trace_backend_records_the_choice_its_reason_and_the_timings(monkeypatch):
     # the probe's timings as measured on an idle machine (the measurement itself is
     # test_the_probe_finds_each_model_its_choice): what is recorded, not the clock
