@@ -40,7 +40,19 @@ WARNS_ON_PURPOSE = {
 }
 
 
-@pytest.mark.parametrize("page", RUN, ids=[str(p.relative_to(ROOT)) for p in RUN])
+#: pages whose examples compile a PyMC model (seconds of PyTensor compilation): in the
+#: slow run; the adapter itself is tested by tests/unit/models/test_pymc_adapter.py
+SLOW_PAGES = {"docs/models.md"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if str(p.relative_to(ROOT)) in SLOW_PAGES else p
+        for p in RUN
+    ],
+    ids=[str(p.relative_to(ROOT)) for p in RUN],
+)
 def test_the_page_runs_as_one_script(page, capsys, monkeypatch, tmp_path):
     code = "\n".join(BLOCKS[page])
     for module in sorted(set(re.findall(r"^\s*(?:import|from) (jax|pymc|torch)\b", code, re.M))):
