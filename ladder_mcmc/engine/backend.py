@@ -12,12 +12,13 @@ falls back to numpy with a :class:`BackendWarning` that names it. Either way the
 choice and its reason are recorded (``Trace.backend``).
 
 On JAX, the chains run batched (``"vectorized"``: one map call on every chain) or one
-after another (``"sequential"``: :mod:`ladder_mcmc.engine.sequential`), as
-``sample(..., executor=Parallel(chains=...))`` asks (default ``"vectorized"``); ``"auto"`` times the
-target's gradient on the run's chains at once and on each chain alone
+after another (``"sequential"``, on the CPU's cores: :mod:`ladder_mcmc.engine.sequential`),
+as ``sample(..., executor=Parallel(chains=...))`` asks; ``"auto"`` (``sample``'s default)
+times the target's gradient on the run's chains at once and on one chain alone
 (:func:`~ladder_mcmc.engine.sequential.probe`) and applies
-:func:`~ladder_mcmc.engine.sequential.chains_rule`. The choice, its reason and the
-timings are recorded with the backend.
+:func:`~ladder_mcmc.engine.sequential.chains_rule` to the kernel (after warm-up, to the
+adapted one: :func:`choose_chains`). The choice, its reason, the threads and the timings
+are recorded with the backend.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ import attrs
 import numpy as np
 
 from ladder_mcmc.diagnostics.gradient import targets_of
-from ladder_mcmc.engine.sequential import chains_rule, check_chains, probe
+from ladder_mcmc.engine.sequential import (
+    batch_waste,
+    chains_rule,
+    check_chains,
+    probe,
+    usable_threads,
+)
 from ladder_mcmc.ladder.kernel import Ladder, LadderState
 from ladder_mcmc.validation import user_stacklevel
 
@@ -52,6 +59,12 @@ class Backend:
     reason : str
         Why, in words (asked for; a JAX target whose parts trace; not a JAX target; the
         part that does not trace).
+    chains, chains_reason : str
+        On JAX, how the chains share the compiled loop, and why.
+    threads : int
+        The threads chains one after another run on (1 for batched chains).
+    timings : dict or None
+        What ``"auto"`` measured (:func:`~ladder_mcmc.engine.sequential.probe`).
     """
 
     name: str
@@ -59,14 +72,15 @@ class Backend:
     chains: str = "vectorized"
     chains_reason: str = ""
     timings: dict | None = None
+    threads: int = 1
 
     def describe(self) -> dict:
-        """``name`` and ``reason``; on JAX also ``chains``, ``chains_reason`` and, when
-        measured, ``timings`` (seconds per chain of the gradient batched and alone, and
-        of the probe)."""
+        """``name`` and ``reason``; on JAX also ``chains``, ``chains_reason``,
+        ``threads`` and, when measured, ``timings`` (seconds per chain of the gradient
+        batched and alone, and of the probe)."""
         out = {"name": self.name, "reason": self.reason}
         if self.name == "jax":
-            out.update(chains=self.chains, chains_reason=self.chains_reason)
+            out.update(chains=self.chains, chains_reason=self.chains_reason, threads=self.threads)
             if self.timings is not None:
                 out["timings"] = dict(self.timings)
         return out
@@ -78,7 +92,11 @@ def is_jax_target(target: Any) -> bool:
 
 
 def choose_backend(
-    kernel: Ladder, ks: LadderState, requested: str | None = None, chains: str = "vectorized"
+    kernel: Ladder,
+    ks: LadderState,
+    requested: str | None = None,
+    chains: str = "vectorized",
+    threads: int | None = None,
 ) -> Backend:
     """The backend for ``kernel`` from the state ``ks``, and on JAX how its chains share
     the loop (see the module docstring).
@@ -101,16 +119,23 @@ def choose_backend(
                 f"({chosen.reason})"
             )
         return chosen
-    return choose_chains(kernel, ks, chosen, chains)
+    return choose_chains(kernel, ks, chosen, chains, threads)
 
 
-def choose_chains(kernel: Ladder, ks: LadderState, chosen: Backend, chains: str) -> Backend:
+def choose_chains(
+    kernel: Ladder, ks: LadderState, chosen: Backend, chains: str, threads: int | None = None
+) -> Backend:
     """``chosen`` (a JAX backend) with how the chains share the loop: as asked, or for
     ``"auto"`` by :func:`~ladder_mcmc.engine.sequential.chains_rule` on the timings of
-    :func:`~ladder_mcmc.engine.sequential.probe`."""
-    if chains != "auto":
-        return attrs.evolve(chosen, chains=chains, chains_reason=f"asked for (chains={chains!r})")
+    :func:`~ladder_mcmc.engine.sequential.probe` and the kernel's law of trajectory
+    lengths (its refresh's ``length_law``); chains one after another on at most
+    ``threads`` threads (None: the CPU's cores)."""
     n = int(ks.direction.shape[0])
+    if chains != "auto":
+        used = usable_threads(n, threads) if chains == "sequential" else 1
+        return attrs.evolve(
+            chosen, chains=chains, chains_reason=f"asked for (chains={chains!r})", threads=used
+        )
     x = getattr(ks.state, "x", None)
     shape = np.shape(x) if x is not None else ()
     if n == 1:
@@ -120,8 +145,17 @@ def choose_chains(kernel: Ladder, ks: LadderState, chosen: Backend, chains: str)
     if not targets:
         return attrs.evolve(chosen, chains_reason="no target gradient to time: chains batched")
     timings = probe(targets[0], np.asarray(x, dtype=float))
-    choice, reason = chains_rule(timings["vectorized"], timings["sequential"])
-    return attrs.evolve(chosen, chains=choice, chains_reason=reason, timings=timings)
+    law = getattr(kernel.refresh, "length_law", None)
+    waste, per_call = batch_waste(law, n)
+    if law is None:  # a fixed length: the map's gradients per call
+        per_call = float(getattr(kernel.map, "cost", 1) or 1)
+    used = usable_threads(n, threads)
+    choice, reason = chains_rule(
+        timings["vectorized"], timings["sequential"], chains=n, waste=waste,
+        per_call=per_call, threads=used,
+    )  # fmt: skip
+    used = used if choice == "sequential" else 1
+    return attrs.evolve(chosen, chains=choice, chains_reason=reason, timings=timings, threads=used)
 
 
 def _choose(kernel: Ladder, ks: LadderState, requested: str | None) -> Backend:

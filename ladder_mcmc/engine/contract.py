@@ -22,6 +22,7 @@ schedule and the backend :func:`~ladder_mcmc.engine.backend.choose_backend` chos
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ladder_mcmc.engine.numpy_loop import run_numpy
@@ -105,7 +106,11 @@ def run_synchronous(
 
 
 def driver_for(
-    kernel: Ladder, schedule: str, backend: str = "numpy", chains: str = "vectorized"
+    kernel: Ladder,
+    schedule: str,
+    backend: str = "numpy",
+    chains: str = "vectorized",
+    threads: int = 1,
 ) -> Driver:
     """The driver that runs ``kernel`` on ``schedule`` and ``backend``.
 
@@ -113,7 +118,7 @@ def driver_for(
     :func:`~ladder_mcmc.engine.numpy_loop.run_numpy` on
     ``"numpy"``, :func:`~ladder_mcmc.engine.jax_loop.run_jax` on ``"jax"``, or with
     ``chains="sequential"`` :func:`~ladder_mcmc.engine.sequential.run_sequential` (the
-    chains one after another in the compiled loop).
+    chains one after another in the compiled loop, on ``threads`` threads).
 
     Raises
     ------
@@ -141,7 +146,7 @@ def driver_for(
         if chains == "sequential":
             from ladder_mcmc.engine.sequential import run_sequential
 
-            return run_sequential
+            return run_sequential if threads == 1 else partial(run_sequential, threads=threads)
         if backend == "jax":
             from ladder_mcmc.engine.jax_loop import run_jax
 

@@ -1,26 +1,33 @@
 """Chains one after another in the compiled loop, and the measured rule that offers it.
 
-A batched gradient can cost more per chain than one chain's (XLA's batched Cholesky
-factorisations and triangular solves on the CPU). :func:`run_sequential` then runs the
-chains one after another: in each round every chain takes its next block of steps
-through the compiled block of :mod:`ladder_mcmc.engine.jax_loop`, as a batch of one
-(compiled once, for one chain; no chain idles while another finishes its step). The
-block's numbers are drawn for every chain at once from the chains' own streams, as the
-batched loop draws them, so each chain makes the batched run's transitions: the draws
-agree with it to rounding. Warm-up stays batched.
+A batched map call costs what its longest chain costs: with jittered trajectory lengths
+every chain waits for the longest ``n`` of the batch, and a batched gradient can cost
+more per chain than one chain's (XLA's batched Cholesky factorisations and triangular
+solves on the CPU). :func:`run_sequential` then runs the chains one after another: in each
+round every chain takes its next block of steps through the compiled block of
+:mod:`ladder_mcmc.engine.jax_loop`, as a batch of one (compiled once, for one chain; no
+chain idles while another finishes its step), the chains' calls spread over ``threads``
+threads (on the CPU, its cores: each chain's call runs on one). The block's numbers are
+drawn for every chain at once from the chains' own streams, as the batched loop draws
+them, so each chain makes the batched run's transitions: the draws agree with it to
+rounding, whatever the threads. Warm-up stays batched (its adaptation pools the chains).
 
-:func:`probe` times the target's gradient, as the compiled loop calls it, on the run's
-chains at once and on one chain; :func:`chains_rule` chooses from the two timings
-(``"sequential"`` when the batched call costs more than :data:`MARGIN` times one chain's,
-per chain). :func:`~ladder_mcmc.engine.backend.choose_backend` applies them and records
-the choice, its reason and the timings in ``Trace.backend``.
+:func:`probe` times the target's gradient inside a compiled loop, on the run's chains at
+once and on one chain; :func:`chains_rule` predicts each arrangement's seconds per
+gradient from the two timings, the refresh's law of trajectory lengths (a batched call
+lasts the longest of its chains'), the loop's own cost per call and the threads, and
+chooses. :func:`~ladder_mcmc.engine.backend.choose_backend` applies them before warm-up,
+and again after it on the adapted kernel, and records the choice, its reason and the
+timings in ``Trace.backend``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,16 +45,17 @@ if TYPE_CHECKING:
 #: how the chains of a compiled run share the loop (``"auto"``: measured)
 CHAINS = ("auto", "vectorized", "sequential")
 
-#: chains run one after another when the batched gradient costs more than this many
-#: times one chain's, per chain: the probe times the gradient alone, while chains run one
-#: after another also pay the loop's own work once per chain instead of once per batch,
-#: and a loaded machine blurs a small difference, so only a clear win switches
-MARGIN = 2.0
+#: chains run one after another only when that is predicted this many times faster: the
+#: prediction leaves out the ragged rungs and a loaded machine blurs a small difference
+MARGIN = 1.4
 
-#: the probe times each call this many times at most (the fastest counts), and stops
-#: repeating after :data:`PROBE_BUDGET` seconds (at least one call each)
-REPEATS = 7
-PROBE_BUDGET = 0.5
+#: the compiled loop's own seconds per map call besides the gradients (its bookkeeping,
+#: one chain or a few; the CPU's figure, measured as 7–13 µs on a 2-core x86-64)
+LOOP_SECONDS = 1e-5
+
+#: the probe's compiled loop runs about this many seconds per timing (best of a few)
+PROBE_SECONDS = 5e-3
+REPEATS = 3
 
 
 def check_chains(chains: str) -> str:
@@ -57,21 +65,65 @@ def check_chains(chains: str) -> str:
     return chains
 
 
-def chains_rule(vectorized: float, sequential: float, margin: float = MARGIN) -> tuple[str, str]:
-    """``(choice, reason)`` from the gradient's seconds per chain batched (``vectorized``)
-    and for one chain alone (``sequential``): sequential when the first exceeds
-    ``margin`` times the second."""
+def usable_threads(n_chains: int, asked: int | None = None) -> int:
+    """The threads chains one after another run on: at most ``asked`` (None: the CPU's
+    cores this process may use), at most the chains; 1 on an accelerator (one device)."""
+    import jax
+
+    if jax.default_backend() != "cpu":
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(n_chains, cores or 1, asked or cores or 1))
+
+
+def batch_waste(
+    length_law: tuple[np.ndarray, np.ndarray] | None, chains: int
+) -> tuple[float, float]:
+    """``(E[max of chains lengths] / E[length], E[length])`` for a law of gradient
+    evaluations per map call (``None``: one length for all, ``(1, 1)``)."""
+    if length_law is None:
+        return 1.0, 1.0
+    values, probs = (np.asarray(a, dtype=float) for a in length_law)
+    order = np.argsort(values)
+    values, probs = values[order], probs[order]
+    below = np.concatenate([[0.0], np.cumsum(probs)[:-1]])  # P(n < value)
+    most = float(np.sum(values * (np.minimum(below + probs, 1.0) ** chains - below**chains)))
+    mean = float(np.sum(values * probs))
+    return most / mean, mean
+
+
+def chains_rule(
+    batched: float,
+    alone: float,
+    *,
+    chains: int,
+    waste: float = 1.0,
+    per_call: float = 1.0,
+    threads: int = 1,
+    loop: float = LOOP_SECONDS,
+    margin: float = MARGIN,
+) -> tuple[str, str]:
+    """``(choice, reason)``: predicted seconds per gradient of each arrangement.
+
+    ``batched``: the gradient's seconds per chain in a batch of ``chains``; ``alone``: one
+    chain's. ``waste``: a batched call's gradients over the mean chain's
+    (:func:`batch_waste`); ``per_call``: mean gradients per map call; ``loop``: the loop's
+    own seconds per call; ``threads``: the threads chains one after another share.
+    Batched, ``waste · batched + loop / (chains · per_call)``; one after another,
+    ``(alone + loop / per_call) / threads``; sequential when the first exceeds ``margin``
+    times the second.
+    """
+    vectorized = waste * batched + loop / (chains * per_call)
+    sequential = (alone + loop / per_call) / threads
     ratio = vectorized / sequential if sequential > 0 else math.inf
-    timings = f"{vectorized:.3g} s per chain batched, {sequential:.3g} s for one chain"
-    if ratio > margin:
-        return "sequential", (
-            f"the batched gradient costs {ratio:.3g}× one chain's per chain ({timings}; "
-            f"more than {margin}×): chains one after another"
-        )
-    return "vectorized", (
-        f"the batched gradient costs {ratio:.3g}× one chain's per chain ({timings}; "
-        f"at most {margin}×): chains batched"
+    said = (
+        f"predicted {vectorized:.3g} s per gradient batched (the gradient {batched:.3g} s per "
+        f"chain, calls {waste:.3g}× the mean chain's), {sequential:.3g} s one after another "
+        f"(one chain's {alone:.3g} s, {threads} thread{'s' if threads > 1 else ''})"
     )
+    if ratio > margin:
+        return "sequential", f"{said}: {ratio:.3g}× faster, chains one after another"
+    return "vectorized", f"{said}: {ratio:.3g}× (at most {margin}×), chains batched"
 
 
 def gradient_function(target: Any) -> Callable[[Any], Any]:
@@ -93,11 +145,12 @@ _PROBED: dict[Any, tuple[Any, dict[str, float]]] = {}
 
 
 def probe(target: Any, x: np.ndarray) -> dict[str, float]:
-    """Seconds per chain of the target's gradient on the positions ``x`` (chains, dim): all
-    at once (``"vectorized"``), and each chain alone, averaged (``"sequential"``); each
-    call compiled first and the fastest of a few; and the probe's own seconds
-    (``"probe"``, compilations included). Measured once per target, number of chains and
-    dimension."""
+    """Seconds per chain of the target's energy and gradient on the positions ``x``
+    (chains, dim) inside a compiled loop (no dispatch counted): all at once
+    (``"vectorized"``), and each chain alone, one after another (``"sequential"``), the
+    best of a few; and the
+    probe's own seconds (``"probe"``, compilations included). Measured once per target,
+    number of chains and dimension."""
     import jax
 
     try:
@@ -108,28 +161,45 @@ def probe(target: Any, x: np.ndarray) -> dict[str, float]:
     if found is not None:
         return found[1]
     began = time.perf_counter()
-    n = x.shape[0]
     with jax.enable_x64(True):
-        f = jax.jit(gradient_function(target))
+        f = gradient_function(target)
+
+        def each(x):  # every chain alone, one after another: a batch of one each
+            e, g = jax.lax.map(lambda row: f(row[None]), x)
+            return e.reshape(-1), g.reshape(x.shape)
+
+        def loop(x, calls, gradient):
+            def body(_, carry):
+                x, total = carry
+                e, g = gradient(x)  # moved by a negligible step: no call is hoisted
+                return x - 1e-30 * g, total + e
+
+            return jax.lax.fori_loop(0, calls, body, (x, jax.numpy.zeros(x.shape[0])))
+
+        n = x.shape[0]
         batched = jax.numpy.asarray(x)
-        alone = [batched[i : i + 1] for i in range(n)]
-        for arg in (batched, alone[0]):  # compile both
-            jax.block_until_ready(f(arg))
-        best = [math.inf] * (n + 1)  # the batch, then each chain alone: fastest of a few
-        for repeat in range(REPEATS):
-            if repeat and time.perf_counter() - began > PROBE_BUDGET:
-                break
-            for i, arg in enumerate([batched, *alone]):
-                start = time.perf_counter()
-                jax.block_until_ready(f(arg))
-                best[i] = min(best[i], time.perf_counter() - start)
-    timings = {
-        "vectorized": best[0] / n,
-        "sequential": sum(best[1:]) / n,
-        "probe": time.perf_counter() - began,
-    }
+        timings = {
+            "vectorized": _per_call(jax.jit(lambda x, c: loop(x, c, f)), batched) / n,
+            "sequential": _per_call(jax.jit(lambda x, c: loop(x, c, each)), batched) / n,
+        }
+    timings["probe"] = time.perf_counter() - began
     _PROBED[key] = (target, timings)
     return timings
+
+
+def _per_call(loop: Callable, x: Any) -> float:
+    """Seconds per call of the probe's ``loop`` on ``x``: compiled, then timed over about
+    :data:`PROBE_SECONDS` of calls, the best of :data:`REPEATS`."""
+    import jax
+
+    def timed(calls: int) -> float:
+        start = time.perf_counter()
+        jax.block_until_ready(loop(x, calls))
+        return time.perf_counter() - start
+
+    timed(1)  # compiles
+    calls = max(1, int(PROBE_SECONDS / max(timed(4) / 4, 1e-8)))
+    return min(timed(calls) for _ in range(REPEATS)) / calls
 
 
 def run_sequential(
@@ -139,10 +209,12 @@ def run_sequential(
     streams: ChainStreams,
     on_progress: Callable[[int], None] | None = None,
     until: int | None = None,
+    *,
+    threads: int = 1,
 ) -> LadderState:
     """Advance every chain of ``ks`` until the recorder holds ``until`` steps per chain, a
-    block of steps of one chain per compiled call; the
-    :class:`~ladder_mcmc.engine.contract.Driver` contract."""
+    block of steps of one chain per compiled call, the calls of a round on ``threads``
+    threads; the :class:`~ladder_mcmc.engine.contract.Driver` contract."""
     import jax
 
     stop = recorder.n_steps if until is None else min(until, recorder.n_steps)
@@ -150,17 +222,27 @@ def run_sequential(
     n = int(ks.direction.shape[0])
     states: list[Any] = [batch.tree_map(lambda leaf, i=i: leaf[i : i + 1], ks) for i in range(n)]
     moved = False
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), ThreadPoolExecutor(max(1, threads)) as pool:
         per_step = consumption(kernel, states[0])
         done = recorder.steps_done.astype(np.int64)
         steps = np.clip(stop - done, 0, jax_loop.BLOCK)
+
+        def block(i: int) -> tuple[Any, dict]:
+            """Chain ``i``'s block, finished (on a worker thread)."""
+            row = slice(i, i + 1)
+            with jax.enable_x64(True):
+                out = call(kernel, states[i], (uniforms[row], normals[row]), steps[row])
+                return jax.block_until_ready(out)
+
         while steps.any():
             uniforms, normals = _numbers(streams, steps, per_step)
+            chains = np.flatnonzero(steps)
             calls = {}
-            for i in np.flatnonzero(steps):  # dispatched one after another, then read
-                row = slice(i, i + 1)
-                numbers = (uniforms[row], normals[row])
-                states[i], calls[i] = call(kernel, states[i], numbers, steps[row])
+            if not moved:  # the first call compiles, on this thread, before the others
+                states[chains[0]], calls[chains[0]] = block(chains[0])
+                chains = chains[1:]
+            for i, (state, outputs) in zip(chains, pool.map(block, chains), strict=True):
+                states[i], calls[i] = state, outputs
             outputs = _gathered(jax.device_get(calls), n)
             _record(recorder, outputs, steps, done)
             moved = True
@@ -185,10 +267,13 @@ def _gathered(calls: dict[int, dict], n: int) -> dict:
 
 __all__ = [
     "CHAINS",
+    "LOOP_SECONDS",
     "MARGIN",
+    "batch_waste",
     "chains_rule",
     "check_chains",
     "gradient_function",
     "probe",
     "run_sequential",
+    "usable_threads",
 ]

@@ -288,6 +288,13 @@ class LengthJitter(Refresh):
         """``w = ⌊j (M − 1)⌋`` (:func:`half_width`)."""
         return half_width(self.n_leapfrog, self.jitter)
 
+    @property
+    def length_law(self) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` uniform on ``{M − w, …, M + w}``: one map call costs ``n`` gradients."""
+        centre, w = int(self.n_leapfrog), int(self.half_width)
+        values = np.arange(centre - w, centre + w + 1, dtype=float)
+        return values, np.full(values.size, 1.0 / values.size)
+
     def __call__(self, state, direction, rng):
         state_field(state, "n_leapfrog", "LengthJitter", "JitteredLengthLeapfrog's state")
         u = rng.random(len(direction))

@@ -110,6 +110,17 @@ class Refresh(abc.ABC):
         """
         return None
 
+    @property
+    def length_law(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(values, probabilities)``: the law of the gradient evaluations per map call
+        this refresh draws for each chain (a jittered trajectory length), or ``None``.
+
+        The compiled loop's choice of how chains share it
+        (:func:`~ladder_mcmc.engine.sequential.chains_rule`) reads it: a batched map call
+        runs as long as its longest chain. ``None`` here: a refresh that draws no length.
+        """
+        return None
+
     def describe(self) -> dict:
         return {"refresh": type(self).__name__}
 
@@ -133,6 +144,12 @@ class ComposedRefresh(Refresh):
         for part in self.parts:
             state, direction = part(state, direction, rng)
         return state, direction
+
+    @property
+    def length_law(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The last part's that declares one (a later draw replaces an earlier)."""
+        laws = [p.length_law for p in self.parts if p.length_law is not None]
+        return laws[-1] if laws else None
 
     @property
     def costly(self) -> bool:  # type: ignore[override]

@@ -121,7 +121,9 @@ def save(run: Run) -> None:
 def execute(run: Run, progress: bool) -> Trace:
     """Run blocks until the recorder is full; checkpoint after each block."""
     rec = run.recorder
-    driver = driver_for(run.kernel, run.schedule, run.backend.name, run.backend.chains)
+    driver = driver_for(
+        run.kernel, run.schedule, run.backend.name, run.backend.chains, run.backend.threads
+    )
     bar = Progress(rec.n_steps, enabled=progress)
     bar.update(rec.completed())
     interrupted = False
@@ -203,14 +205,19 @@ def json_roundtrip(description: dict) -> dict:
 
 
 def backend_for(
-    kernel: Ladder, ks: LadderState, schedule: str, asked: str | None, chains: str = "vectorized"
+    kernel: Ladder,
+    ks: LadderState,
+    schedule: str,
+    asked: str | None,
+    chains: str = "vectorized",
+    threads: int | None = None,
 ) -> Backend:
     """What runs the steps: the synchronous schedule on numpy (the reference
     ``Ladder.step``), the ragged one on the backend
     :func:`~ladder_mcmc.engine.backend.choose_backend` picks (``asked`` and ``chains``:
     the user's)."""
     if schedule != "synchronous":
-        return choose_backend(kernel, ks, asked, chains)
+        return choose_backend(kernel, ks, asked, chains, threads)
     if chains == "sequential":
         raise ValueError("chains='sequential': schedule='synchronous' runs on numpy only")
     if asked not in (None, "numpy"):

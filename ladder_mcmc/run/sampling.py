@@ -21,6 +21,7 @@ import numpy as np
 
 from ladder_mcmc.diagnostics.checks import check_trace
 from ladder_mcmc.diagnostics.gradient import check_kernel_gradient
+from ladder_mcmc.engine.backend import choose_chains
 from ladder_mcmc.engine.contract import SCHEDULES, Schedule
 from ladder_mcmc.engine.streams import ChainStreams
 from ladder_mcmc.engine.warmup import Adaptation, Warmup, adaptation_for, run_warmup
@@ -214,6 +215,7 @@ def sample(
     settings, saving, parallel = as_warmup(warmup), as_checkpoint(checkpoint), as_parallel(executor)
     switch = None if settings.switch == "auto" else settings.switch
     chains = "auto" if parallel is None else parallel.chains
+    threads = None if parallel is None else parallel.threads
     if parallel is not None and parallel.executor is None:
         parallel = None  # the chains' arrangement only
     if parallel is not None:
@@ -233,7 +235,7 @@ def sample(
             seed,
             warmup=attrs.evolve(settings, steps=steps, switch=None),  # groups keep theirs
             backend=backend,
-            executor=Parallel(chains=chains),  # each group's chains, in its process
+            executor=Parallel(chains=chains, threads=threads),  # each group's, in its process
             schedule=schedule,
             thin=thin,
             checks=False,  # checked below, once, on all the chains
@@ -244,9 +246,10 @@ def sample(
             trace = attrs.evolve(trace, switch=not_checked("chains run through an executor"))
     else:
         run = _start(
-            kernel, init, n_steps, seed, schedule, backend, thin, saving, draws_path, chains
-        )
-        if adaptation is not None and _warm_up(run, adaptation, progress):
+            kernel, init, n_steps, seed, schedule, backend, thin, saving, draws_path, chains,
+            threads,
+        )  # fmt: skip
+        if adaptation is not None and _warm_up(run, adaptation, progress, threads):
             return trace_of(run, run.ks, interrupted=True)  # the warm-up's last state
         record = None if switch is None else not_checked(why_not(run, switch) or "")
         if switch is not None and not why_not(run, switch):
@@ -254,9 +257,11 @@ def sample(
             def restart(new: Ladder, x: Any) -> Run:
                 """A run of ``new`` from positions ``x`` on the same streams, warmed up."""
                 follow = _start(new, x, n_steps, run.streams, schedule, backend, thin, None,
-                                None, chains)  # fmt: skip
+                                None, chains, threads)  # fmt: skip
                 new_adaptation = adaptation_for(new, settings, x, checks)
-                stopped = new_adaptation is not None and _warm_up(follow, new_adaptation, progress)
+                stopped = new_adaptation is not None and _warm_up(
+                    follow, new_adaptation, progress, threads
+                )
                 return follow, stopped
 
             run, record, stopped = run_switching(run, switch, restart)
@@ -301,6 +306,7 @@ def _start(
     saving: Checkpoint | None,
     draws_file: Path | None,
     chains: str = "auto",
+    threads: int | None = None,
 ) -> Run:
     """The run before its first step (and before warm-up)."""
     path = None if saving is None else saving.path
@@ -322,7 +328,7 @@ def _start(
     if path is not None:
         described["parameters_sha256"] = kernel_fingerprint(kernel)
     ks = initial_state(kernel, init, streams.view())
-    chosen = backend_for(kernel, ks, schedule, backend, chains)
+    chosen = backend_for(kernel, ks, schedule, backend, chains, threads)
     allocate = None
     if draws_file is not None:  # every leaf's file, now that the draws' structure is known
         check_draws_file(draws_file, len(batch.leaves(kernel.map.draw(ks.state))))
@@ -336,9 +342,11 @@ def _start(
     )  # fmt: skip
 
 
-def _warm_up(run: Run, adaptation: Adaptation, progress: bool) -> bool:
+def _warm_up(run: Run, adaptation: Adaptation, progress: bool, threads: int | None) -> bool:
     """Warm the run's kernel up (its kernel, state and ``warm`` replaced); whether it was
-    interrupted (the warm-up's draws are dropped, its last state kept)."""
+    interrupted (the warm-up's draws are dropped, its last state kept). A JAX run whose
+    chains' arrangement was measured (``"auto"``) is arranged again for the adapted
+    kernel (at most ``threads`` threads)."""
     bar = Progress(adaptation.n_warmup, label="warm-up", enabled=progress)
     try:
         run.kernel, run.ks, run.warm = run_warmup(
@@ -357,6 +365,8 @@ def _warm_up(run: Run, adaptation: Adaptation, progress: bool) -> bool:
         return True
     finally:
         bar.close()
+    if run.backend.timings is not None:  # chosen by measurement: again, for the adapted kernel
+        run.backend = choose_chains(run.kernel, run.ks, run.backend, "auto", threads)
     return False
 
 

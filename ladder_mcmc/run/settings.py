@@ -71,6 +71,10 @@ def _as_groups(value: Any) -> int | None:
     return None if value is None else positive_int("groups", value)
 
 
+def _as_threads(value: Any) -> int | None:
+    return None if value is None else positive_int("threads", value)
+
+
 @attrs.frozen
 class Parallel:
     """How the chains run side by side: split into ``groups`` contiguous groups run through
@@ -91,16 +95,23 @@ class Parallel:
         Without an executor there are no groups: setting it then is refused.
     chains : {"auto", "vectorized", "sequential"}
         On JAX: ``"vectorized"``, one map call on every chain; ``"sequential"``, the
-        chains one after another, each a batch of one; ``"auto"`` times the target's
-        gradient both ways and chooses (``trace.backend`` records it). The default is
+        chains one after another, each a batch of one, on the CPU's cores; ``"auto"``
+        times the target's gradient both ways, predicts which runs the kernel faster,
+        and chooses, again after warm-up (``trace.backend`` records it;
+        ``sample`` without ``executor`` does this). The default here is
         ``"vectorized"``: a measured choice can differ between runs on a loaded
         machine, and the two agree only to rounding, so draws bit for bit from one
         seed need the arrangement fixed.
+    threads : int, optional
+        Chains one after another run on at most this many threads (default: the CPU's
+        cores this process may use); each chain's call runs on one, and the draws do not
+        depend on it.
     """
 
     executor: Executor | None = attrs.field(default=None, converter=_as_executor)
     groups: int | None = attrs.field(default=None, converter=_as_groups)
     chains: str = attrs.field(default="vectorized", converter=check_chains)
+    threads: int | None = attrs.field(default=None, converter=_as_threads)
 
     def __attrs_post_init__(self) -> None:
         if self.executor is None and self.groups is not None:

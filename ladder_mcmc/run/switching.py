@@ -73,7 +73,9 @@ def run_switching(run: Run, switch: Any, restart: Any) -> tuple[Run, dict, bool]
     interrupted."""
     rec = run.recorder
     probe = probe_length(run, switch)
-    driver = driver_for(run.kernel, run.schedule, run.backend.name, run.backend.chains)
+    driver = driver_for(
+        run.kernel, run.schedule, run.backend.name, run.backend.chains, run.backend.threads
+    )
     start = time.perf_counter()
     try:
         run.ks = driver(run.kernel, run.ks, rec, run.streams, None, until=probe)

@@ -4,7 +4,8 @@ Each mutant changes one line of ``engine/sequential.py`` (:func:`mutants.source_
 and runs in place of ``run_sequential``; the check that the chains run one after another
 give the batched loop's draws to rounding (``tests/unit/engine/test_sequential.py``)
 must fail on it: a chain handed another chain's numbers, a chain restarted from its
-first state each block, a block's outputs recorded for the wrong chain.
+first state each block, a block's outputs recorded for the wrong chain (also
+from a worker thread).
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ SEQUENTIAL_MUTANTS = {
         ("row = slice(i, i + 1)", "row = slice((i + 1) % n, (i + 1) % n + 1)")
     ],
     "a chain restarted from its first state each block": [
-        ("states[i], calls[i] = fn(", "_, calls[i] = fn(")
+        ("states[i], calls[i] = state, outputs", "calls[i] = outputs"),
+        ("states[chains[0]], calls[chains[0]] = block(chains[0])",
+         "_, calls[chains[0]] = block(chains[0])"),
+    ],
+    "a thread's block recorded for the next chain": [
+        ("for i, (state, outputs) in zip(chains, pool.map(block, chains), strict=True):",
+         "for i, (state, outputs) in zip(np.roll(chains, 1), pool.map(block, chains)):"),
     ],
     "a block's outputs recorded in reverse chain order": [
         ("rows = [calls.get(i, blank) for i in range(n)]",

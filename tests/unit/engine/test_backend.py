@@ -125,6 +125,7 @@ def test_a_numpy_target_runs_on_numpy_with_the_reason():
         "reason": "asked for (backend='jax')",
         "chains": "vectorized",
         "chains_reason": "asked for (chains='vectorized')",
+        "threads": 1,
     }
 
 
@@ -230,8 +231,8 @@ def test_sample_runs_the_driver_driver_for_picks(monkeypatch):
     """``sample`` calls ``driver_for`` and nothing else to choose."""
     chosen = []
 
-    def spy(kernel, schedule, backend="numpy", chains="vectorized"):
-        driver = driver_for(kernel, schedule, backend, chains)
+    def spy(kernel, schedule, backend="numpy", chains="vectorized", threads=1):
+        driver = driver_for(kernel, schedule, backend, chains, threads)
         chosen.append(driver)
         return driver
 
