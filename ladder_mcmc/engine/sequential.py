@@ -45,8 +45,10 @@ if TYPE_CHECKING:
 #: how the chains of a compiled run share the loop (``"auto"``: measured)
 CHAINS = ("auto", "vectorized", "sequential")
 
-#: chains run one after another only when that is predicted this many times faster: the
-#: prediction leaves out the ragged rungs and a loaded machine blurs a small difference
+#: chains run one after another only when that is predicted this many times faster. The
+#: prediction leaves out the batched loop's ragged rungs, the host's work per block and a
+#: loaded machine; on the suite's models it was off by up to this much (arK: predicted
+#: 1.3-1.4x faster one after another, measured 0.96x)
 MARGIN = 1.4
 
 #: the compiled loop's own seconds per map call besides the gradients (its bookkeeping,
