@@ -138,7 +138,14 @@ def test_adapted_fields_are_traced_and_reuse_the_compilation():
     assert jax_loop.compilations() == before
 
 
-@pytest.mark.parametrize("make", [lahmc, hmc, pytest.param(lifted_lahmc, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "make",  # lahmc, the default, in the default run; the others in the slow run
+    [
+        lahmc,
+        pytest.param(hmc, marks=pytest.mark.slow),
+        pytest.param(lifted_lahmc, marks=pytest.mark.slow),
+    ],
+)
 def test_the_samplers_warm_up_and_run_on_jax(make):
     trace = sample(make(TARGET), X0, 20, seed=1, warmup=40, backend="jax", checks=False)
     assert trace.backend["name"] == "jax"

@@ -54,6 +54,7 @@ def test_executor_argument_errors():
             sample(KERNEL, X0, 5, seed="abc", executor=ex, warmup=0)
 
 
+@pytest.mark.slow  # a cluster's start-up (6 s); the process pool above stays in the default run
 def test_dask_local_cluster():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
