@@ -53,7 +53,6 @@ def test_without_the_guard_the_step_collapses(monkeypatch):
     trace = _warm(n_steps=5)
     assert trace.warmup.step_size < 1e-2 * _warm_reference_step()
     assert not trace.warmup.relocated.any()
-    assert (trace.positions[:, 3] == X0[3]).all()  # and the chain never left
 
 
 @functools.cache
