@@ -138,12 +138,14 @@ def choose_chains(
         )
     x = getattr(ks.state, "x", None)
     shape = np.shape(x) if x is not None else ()
+    batched = {"chains": "vectorized", "threads": 1, "timings": None}
     if n == 1:
-        return attrs.evolve(chosen, chains_reason="one chain")
+        return attrs.evolve(chosen, chains_reason="one chain", **batched)
     dims = (None, shape[1]) if len(shape) == 2 else ()
     targets = [t for t in targets_of(kernel) if getattr(t, "dim", None) in dims]
     if not targets:
-        return attrs.evolve(chosen, chains_reason="no target gradient to time: chains batched")
+        reason = "no target gradient to time: chains batched"
+        return attrs.evolve(chosen, chains_reason=reason, **batched)
     timings = probe(targets[0], np.asarray(x, dtype=float))
     law = getattr(kernel.refresh, "length_law", None)
     waste, per_call = batch_waste(law, n)

@@ -47,12 +47,13 @@ CHAINS = ("auto", "vectorized", "sequential")
 
 #: chains run one after another only when that is predicted this many times faster. The
 #: prediction leaves out the batched loop's ragged rungs, the host's work per block and a
-#: loaded machine; on the suite's models it was off by up to this much (arK: predicted
-#: 1.3-1.4x faster one after another, measured 0.96x)
+#: loaded machine; on the suite's models it was off by up to this much
+#: (`benchmarks/results/engine.md`, 10:15 block: arK predicted 1.3-1.4x, measured 0.96x)
 MARGIN = 1.4
 
 #: the compiled loop's own seconds per map call besides the gradients (its bookkeeping,
-#: one chain or a few; the CPU's figure, measured as 7–13 µs on a 2-core x86-64)
+#: one chain or a few; the CPU's figure, 7–13 µs measured on a 2-core x86-64: engine.md,
+#: 10:15 block)
 LOOP_SECONDS = 1e-5
 
 #: the probe's compiled loop runs about this many seconds per timing (best of a few)
@@ -112,11 +113,12 @@ def chains_rule(
     (:func:`batch_waste`); ``per_call``: mean gradients per map call; ``loop``: the loop's
     own seconds per call; ``threads``: the threads chains one after another share.
     Batched, ``waste · batched + loop / (chains · per_call)``; one after another,
-    ``(alone + loop / per_call) / threads``; sequential when the first exceeds ``margin``
-    times the second.
+    ``(alone + loop / per_call) / t`` with ``t = chains / ⌈chains / threads⌉`` (a round
+    lasts as many chains' blocks as the busiest thread runs); sequential when the first
+    exceeds ``margin`` times the second.
     """
     vectorized = waste * batched + loop / (chains * per_call)
-    sequential = (alone + loop / per_call) / threads
+    sequential = (alone + loop / per_call) * math.ceil(chains / threads) / chains
     ratio = vectorized / sequential if sequential > 0 else math.inf
     said = (
         f"predicted {vectorized:.3g} s per gradient batched (the gradient {batched:.3g} s per "
@@ -230,7 +232,8 @@ def run_sequential(
         steps = np.clip(stop - done, 0, jax_loop.BLOCK)
 
         def block(i: int) -> tuple[Any, dict]:
-            """Chain ``i``'s block, finished (on a worker thread)."""
+            """Chain ``i``'s block, finished (on a worker thread: JAX's settings that hold
+            per thread are not carried there, but float64 is switched on again)."""
             row = slice(i, i + 1)
             with jax.enable_x64(True):
                 out = call(kernel, states[i], (uniforms[row], normals[row]), steps[row])
@@ -240,10 +243,11 @@ def run_sequential(
             uniforms, normals = _numbers(streams, steps, per_step)
             chains = np.flatnonzero(steps)
             calls = {}
-            if not moved:  # the first call compiles, on this thread, before the others
+            if not moved or threads <= 1:  # the first call compiles here, before the others
                 states[chains[0]], calls[chains[0]] = block(chains[0])
                 chains = chains[1:]
-            for i, (state, outputs) in zip(chains, pool.map(block, chains), strict=True):
+            done_here = map(block, chains) if threads <= 1 else pool.map(block, chains)
+            for i, (state, outputs) in zip(chains, done_here, strict=True):
                 states[i], calls[i] = state, outputs
             outputs = _gathered(jax.device_get(calls), n)
             _record(recorder, outputs, steps, done)

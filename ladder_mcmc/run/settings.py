@@ -104,8 +104,10 @@ class Parallel:
         seed need the arrangement fixed.
     threads : int, optional
         Chains one after another run on at most this many threads (default: the CPU's
-        cores this process may use); each chain's call runs on one, and the draws do not
-        depend on it.
+        cores this process may use; with an executor, each group's process takes its
+        own, so groups on one machine share its cores); each chain's call runs on one,
+        and the draws do not depend on it. JAX's settings that hold per thread (a default
+        device, a matmul precision) are not carried to the threads; float64 is.
     """
 
     executor: Executor | None = attrs.field(default=None, converter=_as_executor)

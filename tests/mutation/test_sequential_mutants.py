@@ -30,8 +30,8 @@ SEQUENTIAL_MUTANTS = {
          "_, calls[chains[0]] = block(chains[0])"),
     ],
     "a thread's block recorded for the next chain": [
-        ("for i, (state, outputs) in zip(chains, pool.map(block, chains), strict=True):",
-         "for i, (state, outputs) in zip(np.roll(chains, 1), pool.map(block, chains)):"),
+        ("for i, (state, outputs) in zip(chains, done_here, strict=True):",
+         "for i, (state, outputs) in zip(np.roll(chains, 1), done_here):"),
     ],
     "a block's outputs recorded in reverse chain order": [
         ("rows = [calls.get(i, blank) for i in range(n)]",

@@ -125,6 +125,9 @@ def test_the_rule_predicts_each_arrangement_and_chooses_above_the_margin():
     assert chains_rule(20e-6, 20e-6, chains=4)[0] == "vectorized"
     assert chains_rule(20e-6, 20e-6, chains=4, threads=2)[0] == "sequential"
     assert chains_rule(20e-6, 20e-6, chains=4, waste=2.0, per_call=10.0)[0] == "sequential"
+    # a round lasts as many blocks as the busiest thread runs: 4 chains on 3 threads, 2
+    three = chains_rule(20e-6, 20e-6, chains=4, threads=3)[1]
+    assert f"{(20e-6 + LOOP_SECONDS) * 2 / 4:.3g} s one after another" in three
 
 
 def test_batch_waste_is_the_expected_longest_chain_over_the_mean():
@@ -151,6 +154,15 @@ def test_the_length_jitter_declares_its_law_and_a_composed_refresh_passes_it_on(
     composed = MomentumRefresh(0.5) + LengthJitter(5)
     np.testing.assert_array_equal(composed.length_law[0], np.arange(1, 10))
     assert lahmc(GAUSSIAN).refresh.length_law is not None  # the default kernel's jitter
+
+
+def test_a_single_chain_is_batched_whatever_was_chosen_before():
+    kernel = _kernel(GAUSSIAN)
+    ks = kernel.init(solver_start(1), np.random.default_rng(0))
+    before = backend_module.Backend("jax", "asked", "sequential", "old", {"probe": 1.0}, 2)
+    again = backend_module.choose_chains(kernel, ks, before, "auto")
+    assert (again.chains, again.threads, again.timings) == ("vectorized", 1, None)
+    assert again.chains_reason == "one chain"
 
 
 def test_the_threads_are_the_cores_at_most_and_parallel_checks_them():
