@@ -23,6 +23,7 @@ timings in ``Trace.backend``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -152,9 +153,8 @@ def probe(target: Any, x: np.ndarray) -> dict[str, float]:
     """Seconds per chain of the target's energy and gradient on the positions ``x``
     (chains, dim) inside a compiled loop (no dispatch counted): all at once
     (``"vectorized"``), and each chain alone, one after another (``"sequential"``), the
-    best of a few; and the
-    probe's own seconds (``"probe"``, compilations included). Measured once per target,
-    number of chains and dimension."""
+    best of a few; and the probe's own seconds (``"probe"``, compilations included).
+    Measured once per target, number of chains and dimension."""
     import jax
 
     try:
@@ -226,7 +226,8 @@ def run_sequential(
     n = int(ks.direction.shape[0])
     states: list[Any] = [batch.tree_map(lambda leaf, i=i: leaf[i : i + 1], ks) for i in range(n)]
     moved = False
-    with jax.enable_x64(True), ThreadPoolExecutor(max(1, threads)) as pool:
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None  # one thread: this one
+    with jax.enable_x64(True), pool or contextlib.nullcontext():
         per_step = consumption(kernel, states[0])
         done = recorder.steps_done.astype(np.int64)
         steps = np.clip(stop - done, 0, jax_loop.BLOCK)
@@ -243,10 +244,10 @@ def run_sequential(
             uniforms, normals = _numbers(streams, steps, per_step)
             chains = np.flatnonzero(steps)
             calls = {}
-            if not moved or threads <= 1:  # the first call compiles here, before the others
+            if not moved and pool is not None:  # the first call compiles here, alone
                 states[chains[0]], calls[chains[0]] = block(chains[0])
                 chains = chains[1:]
-            done_here = map(block, chains) if threads <= 1 else pool.map(block, chains)
+            done_here = map(block, chains) if pool is None else pool.map(block, chains)
             for i, (state, outputs) in zip(chains, done_here, strict=True):
                 states[i], calls[i] = state, outputs
             outputs = _gathered(jax.device_get(calls), n)

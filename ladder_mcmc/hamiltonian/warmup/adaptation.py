@@ -85,14 +85,9 @@ MIN_WINDOWED_WARMUP = 20
 INITIAL_SCALE_STEPS = 2.0
 #: steps per sub-block (at least) times chains
 BLOCK_CHAIN_STEPS = 16
-#: the most leapfrog steps per rung during warm-up: before the mass fits, a window's
-#: covariance may hold the chains' way in from their starts, which asks for a tiny
-#: step, and the length ``εM`` a well-fitted mass would want would then cost
-#: thousands of gradients per rung (the final ``M`` is not capped by this). At 32, the
-#: windows after the first spent half the warm-up's gradients of low_dim_gauss_mix and
-#: sblrc at the cap; at 16 the suite's ESS per gradient (warm-up counted) rose 4-26 % on
-#: four models, fell 2 % on arK, and every run still passed (`benchmarks/results/bench.md`);
-#: at 8 sblrc's warm-up failed on one seed of five
+#: the most leapfrog steps per rung during warm-up (not the final ``M``): before the mass
+#: fits, a tiny step with the length ``εM`` held would cost tens to thousands of
+#: gradients per rung; why 16 and not 32 or 8: `benchmarks/results/bench.md`, 11:07 block
 MAX_WARMUP_N_LEAPFROG = 16
 
 
