@@ -4,7 +4,8 @@
   adapted and when (Stan's windows), as the engine's pure pieces;
 * :mod:`~ladder_mcmc.hamiltonian.warmup.dual_averaging` — the first step size, and dual
   averaging of ``log ε``;
-* :mod:`~ladder_mcmc.hamiltonian.warmup.moments` — a window's (co)variance, step by step;
+* :mod:`~ladder_mcmc.hamiltonian.warmup.moments` — a window's (co)variance, step by step, and
+  the first mass from the initial gradients;
 * :mod:`~ladder_mcmc.hamiltonian.warmup.trajectory` — ChEES length, MEADS's β;
 * :mod:`~ladder_mcmc.hamiltonian.warmup.parameters` — read and set a kernel's values;
 * :mod:`~ladder_mcmc.hamiltonian.warmup.result` — :class:`WarmupResult`, what it found.

@@ -10,10 +10,10 @@ hand, the step size and the mass matrix, from the values it holds.
   each sub-block of ``⌈16/chains⌉`` steps (:mod:`ladder_mcmc.engine.warmup`); chains
   that stopped moving are left out of it and of the windows' moments, and moved to
   other chains' states at the windows' ends (:mod:`~.stuck`);
-* **Mass matrix**: the positions' variance (diagonal) or covariance (dense) over slow
-  windows pooled over chains, regularised towards ``10⁻³ I`` (:mod:`~.moments`); the
-  windows double in length between a fast initial and a fast terminal buffer (Stan's
-  schedule, :func:`~.windows.stan_windows`);
+* **Mass matrix**: first guessed from the initial gradients, then the positions'
+  variance (diagonal) or covariance (dense) over slow windows pooled over chains,
+  regularised towards ``10⁻³ I`` (:mod:`~.moments`); the windows double in length
+  between a fast initial and a fast terminal buffer (:func:`~.windows.stan_windows`);
 * **Leapfrog steps per rung** ``M`` and **refresh** ``β``: at the end of each window,
   from the spectrum of the window's covariance in the coordinates of unit mass
   (:mod:`~.trajectory`: a ChEES criterion and MEADS's damping); ``M`` follows the
@@ -73,15 +73,12 @@ from ladder_mcmc.ladder.kernel import Ladder, LadderState
 
 #: warm-up steps ``sample`` takes by default for a kernel that leaves something to adapt
 DEFAULT_WARMUP = 1000
-#: a warm-up that adapts the mass, the length or β needs a slow window between its
-#: two buffers (Stan's schedule has one from this many steps on); dual averaging of
-#: the step size needs as many steps to come down from its first, deliberately large,
-#: iterates
+#: a warm-up that adapts the mass, the length or β needs a slow window between its two
+#: buffers (Stan's has one from this many steps on), and dual averaging as many steps
 MIN_WINDOWED_WARMUP = 20
-#: before the first window, the target's largest scale (in the coordinates of the unit
-#: mass) is taken to be this many first step sizes, or 1 if that is larger: a first step
-#: far below 1 says the target is narrow there, and a first length for scale 1 would
-#: spend tens of gradients per rung before the first window measures it
+#: before the first window, the target's largest scale (in the coordinates of the first
+#: mass) is taken to be this many first step sizes, at most 1: a first step far below 1
+#: says the target is narrow there
 INITIAL_SCALE_STEPS = 2.0
 #: steps per sub-block (at least) times chains
 BLOCK_CHAIN_STEPS = 16
@@ -254,11 +251,14 @@ class HMCAdaptation:
 
     def begin(self, kernel: Ladder, ks: LadderState, rng: Any):
         """A first step size (if adapted), the first length and β; a mass the windows will
-        set is made an explicit array now, so that the kernel's structure stays put."""
+        set is guessed from the initial gradients (unit if the state caches none)."""
         grads = np.zeros(self.n_chains, dtype=np.int64)
         if "inverse_mass" in self.adapted and getattr(metric_of(kernel), "inverse_mass", 0) is None:
-            unit = np.eye(self.dim) if self.dense else np.ones(self.dim)
-            kernel = with_hmc_parameters(kernel, metric=Metric(unit))
+            grad = getattr(getattr(ks.state, "inner", ks.state), "grad", None)
+            first = moments.initial_inverse_mass(
+                np.zeros((1, self.dim)) if grad is None else grad, self.dense
+            )
+            kernel = with_hmc_parameters(kernel, metric=Metric(first))
         eps = float(step_size_of(kernel))
         if "step_size" in self.adapted:
             eps, calls = initial_step_size(kernel, ks, rng, self.target_prob)

@@ -6,6 +6,9 @@ draws at once: a sub-block's, its steps and chains pooled), written with the nam
 of its values: the compiled loop accumulates a window's draws as it takes them, and
 keeps none. ``final`` is Stan's regularised estimate, shrunk towards ``10⁻³ I``:
 ``(n/(n+5)) Σ̂ + 10⁻³ (5/(n+5)) I`` (``n`` the draws pooled over chains and steps).
+
+Before the first window, :func:`initial_inverse_mass` guesses the mass from the gradient
+at the initial points (docs/design/warmup.md, §12).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ladder_mcmc.arrays import namespace
 
@@ -79,4 +83,36 @@ def regularised(m: Moments) -> Any:
     return (n / (n + 5.0)) * cov + shrink
 
 
-__all__ = ["Moments", "covariance", "init", "regularised", "update"]
+#: the first inverse mass is ``1/|∂E/∂x_i|`` clipped to this range (at most the unit
+#: mass's 1), and 1 where the gradient is zero or not finite
+INITIAL_INVERSE_MASS = (1e-3, 1.0)
+
+
+def initial_inverse_mass(grad: Any, dense: bool) -> Any:
+    """The inverse mass before any window, from ``grad`` (chains, dim), the energy's
+    gradient at the initial points (numpy): ``1/|∂E/∂x_i|``, the magnitude averaged over
+    chains, clipped to :data:`INITIAL_INVERSE_MASS`; diagonal, or that diagonal as a
+    dense matrix.
+
+    Far from a mode of width ``σ_i``, ``|∂E/∂x_i| ≈ D/σ_i²`` at a distance ``D``: the
+    guess is ``σ_i²/D``, so the first steps move the narrow coordinates less than the
+    wide ones (nutpie's starting guess). Near a mode the gradient is small and says
+    nothing of the width, hence at most 1, the unit mass a window would otherwise
+    start from.
+    """
+    g = np.mean(np.abs(np.asarray(grad, dtype=np.float64)), axis=0)
+    ok = np.isfinite(g) & (g > 0)
+    lo, hi = INITIAL_INVERSE_MASS
+    inverse = np.where(ok, np.clip(1.0 / np.where(ok, g, 1.0), lo, hi), 1.0)
+    return np.diag(inverse) if dense else inverse
+
+
+__all__ = [
+    "INITIAL_INVERSE_MASS",
+    "Moments",
+    "covariance",
+    "init",
+    "initial_inverse_mass",
+    "regularised",
+    "update",
+]

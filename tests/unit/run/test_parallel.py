@@ -76,7 +76,7 @@ def test_warmup_in_groups_is_one_grouped_warmup():
 
     kernel = lahmc(TARGET, beta=0.1, length_jitter=0)  # each group adapts its own step
     options = dict(
-        warmup=Warmup(40, trajectory_length=1000.0)
+        warmup=Warmup(40, trajectory_length=100.0)
     )  # so the groups' leapfrog counts differ
     with ThreadPoolExecutor(2) as ex:
         trace = sample(kernel, X0, 30, seed=5, executor=Parallel(ex, groups=2), **options)
