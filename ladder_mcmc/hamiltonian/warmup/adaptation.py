@@ -10,7 +10,7 @@ hand, the step size and the mass matrix, from the values it holds.
   each sub-block of ``⌈16/chains⌉`` steps (:mod:`ladder_mcmc.engine.warmup`); chains
   that stopped moving are left out of it and of the windows' moments, and moved to
   other chains' states at the windows' ends (:mod:`~.stuck`);
-* **Mass matrix**: first guessed from the initial gradients, then the positions'
+* **Mass matrix**: an unset one first guessed from the initial gradients, then the positions'
   variance (diagonal) or covariance (dense) over slow windows pooled over chains,
   regularised towards ``10⁻³ I`` (:mod:`~.moments`); the windows double in length
   between a fast initial and a fast terminal buffer (:func:`~.windows.stan_windows`);
@@ -250,22 +250,22 @@ class HMCAdaptation:
         return DualAveraging(self.target_prob, dual_averaging_gain(self.n_chains))
 
     def begin(self, kernel: Ladder, ks: LadderState, rng: Any):
-        """A first step size (if adapted), the first length and β; a mass the windows will
-        set is guessed from the initial gradients (unit if the state caches none)."""
+        """A first step size (if adapted), the first length and β; an unset mass the windows
+        will set is guessed from the initial gradients (the chains restarted with it)."""
         grads = np.zeros(self.n_chains, dtype=np.int64)
-        if "inverse_mass" in self.adapted and getattr(metric_of(kernel), "inverse_mass", 0) is None:
+        unset = getattr(metric_of(kernel), "inverse_mass", 0) is None
+        guess = "inverse_mass" in self.adapted and unset
+        if guess:
             grad = getattr(getattr(ks.state, "inner", ks.state), "grad", None)
-            first = moments.initial_inverse_mass(
-                np.zeros((1, self.dim)) if grad is None else grad, self.dense
-            )
+            first = moments.initial_inverse_mass(grad, self.dim, self.dense)
             kernel = with_hmc_parameters(kernel, metric=Metric(first))
         eps = float(step_size_of(kernel))
         if "step_size" in self.adapted:
             eps, calls = initial_step_size(kernel, ks, rng, self.target_prob)
             grads += calls
             kernel = with_hmc_parameters(kernel, step_size=eps)
-            ks, calls = restart_chains(kernel, ks, rng, momentum=False)
-            grads += calls
+        ks, calls = restart_chains(kernel, ks, rng, momentum=guess)
+        grads += calls
         eigenvalues = np.zeros(self.dim)
         eigenvalues[0] = min(1.0, (INITIAL_SCALE_STEPS * eps) ** 2)
         state = HMCWarmupState(

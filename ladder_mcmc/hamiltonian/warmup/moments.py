@@ -88,19 +88,24 @@ def regularised(m: Moments) -> Any:
 INITIAL_INVERSE_MASS = (1e-3, 1.0)
 
 
-def initial_inverse_mass(grad: Any, dense: bool) -> Any:
+def initial_inverse_mass(grad: Any, dim: int, dense: bool) -> Any:
     """The inverse mass before any window, from ``grad`` (chains, dim), the energy's
     gradient at the initial points (numpy): ``1/|∂E/∂x_i|``, the magnitude averaged over
     chains, clipped to :data:`INITIAL_INVERSE_MASS`; diagonal, or that diagonal as a
-    dense matrix.
+    dense matrix (ones where ``grad`` is None or not of shape (chains, ``dim``)).
 
     Far from a mode of width ``σ_i``, ``|∂E/∂x_i| ≈ D/σ_i²`` at a distance ``D``: the
     guess is ``σ_i²/D``, so the first steps move the narrow coordinates less than the
     wide ones (nutpie's starting guess). Near a mode the gradient is small and says
     nothing of the width, hence at most 1, the unit mass a window would otherwise
-    start from.
+    start from. The mean, not the median, over chains: a chain far out shrinks the
+    guess for all (smaller first steps), rather than being left with a mass too large
+    for it to move.
     """
-    g = np.mean(np.abs(np.asarray(grad, dtype=np.float64)), axis=0)
+    g = np.asarray(grad if grad is not None else np.zeros((1, dim)), dtype=np.float64)
+    if g.ndim != 2 or g.shape[1] != dim:
+        g = np.zeros((1, dim))
+    g = np.mean(np.abs(g), axis=0)
     ok = np.isfinite(g) & (g > 0)
     lo, hi = INITIAL_INVERSE_MASS
     inverse = np.where(ok, np.clip(1.0 / np.where(ok, g, 1.0), lo, hi), 1.0)
