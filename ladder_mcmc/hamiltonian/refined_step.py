@@ -322,8 +322,8 @@ def refined_lahmc(
     look_ahead : int
         ``K``.
     inverse_mass : array, optional
-        Diagonal or dense inverse mass matrix (adapted: the chains' variances, after a
-        first guess from the initial gradients; the family, the law and the momentum refresh take it together). A given
+        Diagonal or dense inverse mass matrix (adapted: the chains' variances, from the
+        identity; the family, the law and the momentum refresh take it together). A given
         ``step_size`` was chosen for a mass: with ``step_size`` given, the mass is not
         adapted (the identity, unless ``inverse_mass`` is given too).
 

@@ -238,8 +238,8 @@ def state_length_lahmc(
     look_ahead : int
         ``K``.
     inverse_mass : array, optional
-        Diagonal or dense inverse mass matrix (adapted: the chains' variances, after a
-        first guess from the initial gradients). A given ``step_size`` was chosen for a mass: with ``step_size`` given,
+        Diagonal or dense inverse mass matrix (adapted: the chains' variances, from the
+        identity). A given ``step_size`` was chosen for a mass: with ``step_size`` given,
         the mass is not adapted (the identity, unless ``inverse_mass`` is given too).
 
     Examples

@@ -4,17 +4,20 @@ Each source mutant is ``ladder_mcmc.hamiltonian.warmup.moments.initial_inverse_m
 one line changed; the values written out by hand in
 ``tests/unit/hamiltonian/test_initial_mass.py`` must reject every one, and the gradient's
 size for its inverse must also lose the saving that test measures. A ``begin`` that keeps
-the chains' old momenta and densities after the guess must fail the restart check.
+the chains' old momenta and densities after the guess must fail the restart check, and one
+that guesses for a map with a law must fail that map's check.
 """
 
 import inspect
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ladder_mcmc import lahmc
+from ladder_mcmc.hamiltonian import span_lahmc
 from ladder_mcmc.hamiltonian.warmup import adaptation, moments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "hamiltonian"))
@@ -62,3 +65,14 @@ def test_a_begin_without_the_restart_is_caught(monkeypatch):
     monkeypatch.setattr(adaptation, "restart_chains", keep_old_momenta)
     with pytest.raises(AssertionError):
         checks.check_restarted(*checks.begin(lahmc(checks.TARGET), checks._points(1, chains=4000)))
+
+
+def test_a_law_given_the_guess_is_caught(monkeypatch):
+    source = textwrap.dedent(inspect.getsource(adaptation.HMCAdaptation.begin))
+    old = 'guess = unset and getattr(kernel.map, "law", None) is None'
+    assert source.count(old) == 1
+    namespace = dict(vars(adaptation))
+    exec(compile(source.replace(old, "guess = unset"), "<mutant>", "exec"), namespace)
+    monkeypatch.setattr(adaptation.HMCAdaptation, "begin", namespace["begin"])
+    with pytest.raises(AssertionError):
+        checks.test_a_map_with_a_law_starts_from_the_identity(span_lahmc)

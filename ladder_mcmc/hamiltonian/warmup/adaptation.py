@@ -25,10 +25,9 @@ moments, the length) and ``kernel`` (the kernel at the current values) are pure 
 written with the namespace of their values, so the compiled loop runs them inside its
 loop; the window ends and the first step size run on the host (``docs/design.md`` §12).
 
-A map made of a leapfrog family and a law (``state_length_lahmc``, ``refined_lahmc``)
-is adapted the same way: its values are read and written in the family, the law and the
-refresh together (:mod:`~.parameters`), and the chains' ``α`` is redrawn from the law
-whenever the host changes ``ε`` or the mass.
+A map made of a leapfrog family and a law (``state_length_lahmc``) is adapted the same way,
+its values set in the family, the law and the refresh together (:mod:`~.parameters`), the
+chains' ``α`` redrawn whenever the host changes ``ε`` or the mass; its first mass is 1.
 """
 
 from __future__ import annotations
@@ -250,14 +249,16 @@ class HMCAdaptation:
         return DualAveraging(self.target_prob, dual_averaging_gain(self.n_chains))
 
     def begin(self, kernel: Ladder, ks: LadderState, rng: Any):
-        """A first step size (if adapted), the first length and β; an unset mass the windows
-        will set is guessed from the initial gradients (the chains restarted with it)."""
+        """A first step size (if adapted), the first length and β; an unset mass guessed from
+        the initial gradients (the identity for a map with a law: design §12)."""
         grads = np.zeros(self.n_chains, dtype=np.int64)
         unset = getattr(metric_of(kernel), "inverse_mass", 0) is None
-        guess = "inverse_mass" in self.adapted and unset
-        if guess:
-            grad = getattr(getattr(ks.state, "inner", ks.state), "grad", None)
-            first = moments.initial_inverse_mass(grad, self.dim, self.dense)
+        unset = unset and "inverse_mass" in self.adapted
+        guess = unset and getattr(kernel.map, "law", None) is None
+        if unset:  # explicit now, so that the kernel's structure stays put
+            first = moments.initial_inverse_mass(
+                getattr(ks.state, "grad", None) if guess else None, self.dim, self.dense
+            )
             kernel = with_hmc_parameters(kernel, metric=Metric(first))
         eps = float(step_size_of(kernel))
         if "step_size" in self.adapted:

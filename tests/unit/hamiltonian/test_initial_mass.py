@@ -3,8 +3,8 @@
 
 The guess is checked where it is made (``initial_inverse_mass``, against values written
 out by hand), where warm-up takes it (``HMCAdaptation.begin``: the kernel's first metric,
-from the state's cached gradient or an auxiliary map's inner state's, the chains restarted
-with momenta of that mass and their densities recomputed), and by what it is for: on a
+from the state's cached gradient, the chains restarted with momenta of that mass and their
+densities recomputed; the identity for a map with a law), and by what it is for: on a
 Gaussian of widths 0.01, 0.1 and 1 started at uniform(-2, 2) points, warm-up spends fewer
 gradients than from the unit mass. ``tests/mutation/test_initial_mass_mutants.py`` shows
 these checks catch broken variants.
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from ladder_mcmc import Warmup, lahmc, sample
-from ladder_mcmc.hamiltonian import state_length_lahmc
+from ladder_mcmc.hamiltonian import span_lahmc, state_length_lahmc
 from ladder_mcmc.hamiltonian.warmup import moments
 from ladder_mcmc.hamiltonian.warmup.adaptation import HMCAdaptation
 from ladder_mcmc.hamiltonian.warmup.parameters import metric_of
@@ -77,13 +77,24 @@ def begin(kernel, x, dense=False):
 
 
 @pytest.mark.parametrize("dense", [False, True])
-@pytest.mark.parametrize("make", [lahmc, state_length_lahmc], ids=["lahmc", "state_length"])
-def test_warm_up_starts_from_the_guess_at_the_initial_points(make, dense):
+def test_warm_up_starts_from_the_guess_at_the_initial_points(dense):
     x = _points(0)
-    kernel, _ = begin(make(TARGET), x, dense)
+    kernel, _ = begin(lahmc(TARGET), x, dense)
     want = _by_hand(x)
     np.testing.assert_allclose(metric_of(kernel).inverse_mass, np.diag(want) if dense else want)
     assert want[0] < want[1] < want[2]  # the narrow coordinates are shrunk most
+
+
+@pytest.mark.parametrize("make", [state_length_lahmc, span_lahmc], ids=["state_length", "span"])
+def test_a_map_with_a_law_starts_from_the_identity(make):
+    """Its law reads the gradient in the mass's units (design §12): no guess, and the
+    chains keep their momenta."""
+    x = _points(0)
+    kernel = make(TARGET)
+    ks0 = kernel.init(x, np.random.default_rng(0))
+    kernel, ks = begin(kernel, x)
+    np.testing.assert_array_equal(metric_of(kernel).inverse_mass, np.ones(3))
+    np.testing.assert_array_equal(ks.state.inner.v, ks0.state.inner.v)
 
 
 def check_restarted(kernel, ks) -> None:
