@@ -6,7 +6,6 @@ out directly, on random spectra) must reject every one on some spectrum, and a b
 dual-averaging gain must miss the step size (``test_stans_gain_...`` there).
 """
 
-import inspect
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from ladder_mcmc.hamiltonian.warmup import trajectory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "run"))
+from mutants import source_mutant  # noqa: E402
 from test_tuning_free import _brute_force_centre  # noqa: E402
 
 MUTANTS = {
@@ -27,11 +27,7 @@ MUTANTS = {
 
 
 def _mutant(old: str, new: str):
-    source = inspect.getsource(trajectory.chees_n_leapfrog)
-    assert source.count(old) == 1, old
-    namespace = dict(vars(trajectory))
-    exec(compile(source.replace(old, new), "<mutant>", "exec"), namespace)
-    return namespace["chees_n_leapfrog"]
+    return source_mutant(trajectory, [(old, new)]).chees_n_leapfrog
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))

@@ -102,8 +102,8 @@ def initial_inverse_mass(grad: Any, dim: int, dense: bool) -> Any:
     guess for all (smaller first steps), rather than being left with a mass too large
     for it to move.
     """
-    g = np.asarray(grad if grad is not None else np.zeros((1, dim)), dtype=np.float64)
-    if g.ndim != 2 or g.shape[1] != dim:
+    g = None if grad is None else np.asarray(grad, dtype=np.float64)
+    if g is None or g.ndim != 2 or g.shape[1] != dim:
         g = np.zeros((1, dim))
     g = np.mean(np.abs(g), axis=0)
     ok = np.isfinite(g) & (g > 0)
