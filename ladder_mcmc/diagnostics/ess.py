@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from ladder_mcmc.diagnostics.normal_quantile import normal_quantile
+
 __all__ = [
     "STATISTICS",
     "effective_sample_size",
@@ -148,9 +150,7 @@ def _z_scale(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         at = np.repeat(first - np.cumsum(np.r_[0, length[:-1]]), length) + np.arange(length.sum())
         twice[at] = np.repeat(value, length)
     c = 3 / 8
-    from scipy.special import ndtri  # imported when first needed: scipy is slow to load
-
-    table = ndtri((np.arange(2 * size + 2) / 2 - c) / (size - 2 * c + 1))
+    table = normal_quantile((np.arange(2 * size + 2) / 2 - c) / (size - 2 * c + 1))
     z = np.empty(k * size)
     z[order] = table[twice]
     return z.reshape(y.shape), ordered

@@ -14,6 +14,7 @@ from ladder_mcmc.diagnostics.energy import (
     trace_refresh_fraction,
 )
 from ladder_mcmc.diagnostics.ess import STATISTICS, effective_sample_size, posterior_statistics
+from ladder_mcmc.diagnostics.normal_quantile import normal_quantile
 
 
 def rank_normalize(draws: np.ndarray) -> np.ndarray:
@@ -24,11 +25,10 @@ def rank_normalize(draws: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(draws, dtype=float)
     flat = x.reshape(x.shape[0] * x.shape[1], -1)
-    from scipy.special import ndtri  # imported when first needed: scipy is slow to load
-    from scipy.stats import rankdata
+    from scipy.stats import rankdata  # imported when first needed: scipy is slow to load
 
     ranks = rankdata(flat, axis=0)
-    z = ndtri((ranks - 0.375) / (flat.shape[0] + 0.25))
+    z = normal_quantile((ranks - 0.375) / (flat.shape[0] + 0.25))
     return z.reshape(x.shape)
 
 

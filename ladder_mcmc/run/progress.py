@@ -8,7 +8,10 @@ from typing import TextIO
 
 
 def _in_notebook() -> bool:
-    """Whether ``tqdm.auto`` draws widgets (Jupyter), whose output is no terminal."""
+    """Whether ``tqdm.auto`` draws widgets (Jupyter), whose output is no terminal; without
+    IPython loaded, no (tqdm not imported: it loads asyncio, a twentieth of a second)."""
+    if "IPython" not in sys.modules:
+        return False
     from tqdm.asyncio import tqdm as console
     from tqdm.auto import tqdm as auto
 
