@@ -169,8 +169,8 @@ class _JaxSpecial:
     ``erfcinv``, ``gammaincinv`` and ``gammainccinv`` are not in :mod:`jax.scipy.special`;
     they are computed here (a few Newton or Halley steps from good starting points), with
     ``gammainc`` and ``gammaincc`` of a fixed number of terms (JAX's own loop until every
-    value converges, several times slower), to float64 rounding: within ``1e-10`` of
-    SciPy's, relative (``2e-13`` seen), for ``p`` in ``[2⁻⁵³, 1 − 2⁻⁵³]`` and shapes from
+    value converges), to float64 rounding: within ``1e-10`` of SciPy's, relative
+    (``2e-13`` seen), for ``p`` in ``[2⁻⁵³, 1 − 2⁻⁵³]`` and shapes from
     :data:`MIN_GAMMA_SHAPE` to :data:`MAX_GAMMA_SHAPE` (the package's: ``1/a`` of a power
     kinetic energy, in ``[0.5, 1)``); other shapes are refused (:func:`check_gamma_shape`).
     """
@@ -193,7 +193,7 @@ class _JaxSpecial:
 
     def _incomplete(self, a: Any, x: Any) -> tuple[Any, Any]:
         """``(P(a, x), Q(a, x))`` with a fixed number of terms (no loop: XLA fuses it; its own
-        ``igamma`` loops until every value has converged, several times slower): for
+        ``igamma`` loops until every value has converged): for
         ``x < a + 1`` the series ``P = xᵃe⁻ˣ/Γ(a) · Σₙ xⁿ/(a(a+1)…(a+n))``, else the
         continued fraction of ``Q`` (Legendre's), both summed from their last term back; the
         other as one minus it (at least about ⅓ there, so accurate). A known shape outside
@@ -258,8 +258,8 @@ class _JaxSpecial:
 
         Four steps of each reach float64 rounding for a known shape in ``[0.5, 2]``, six and
         :data:`HALLEY_STEPS` elsewhere. The steps are a loop, each one fused operation: its
-        code once, small enough to stay in the CPU's caches (unrolled, a compiled sampling
-        loop with a lifted refresh ran three times slower)."""
+        code once, small enough to stay in the CPU's caches (unrolled, it did not:
+        ``benchmarks/results/engine.md``)."""
         xp, s = self._np, self._s
         shape = a  # (as given: a number known here takes fewer steps and terms)
         steps = max(_steps(shape, 4, 6), _steps(shape, 4, HALLEY_STEPS))

@@ -4,8 +4,8 @@ Wichura's algorithm AS 241 (``PPND16``, Applied Statistics 37, 1988): a ratio of
 polynomials in ``p − ½`` for ``|p − ½| ≤ 0.425``, and beyond it in
 ``r = √(−log min(p, 1 − p))`` (one pair for ``r ≤ 5``, another past it), accurate to
 about ``10⁻¹⁶`` relative over every ``p`` in ``(0, 1)``; ``±∞`` at 0 and 1, NaN outside.
-Written here so that a run's diagnostics need not load :mod:`scipy.special` (about a tenth
-of a second, once per process).
+Written here so that a run's diagnostics need not load :mod:`scipy.special`, which is slow
+to import.
 """
 
 from __future__ import annotations

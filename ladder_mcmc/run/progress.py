@@ -9,7 +9,7 @@ from typing import TextIO
 
 def _in_notebook() -> bool:
     """Whether ``tqdm.auto`` draws widgets (Jupyter), whose output is no terminal; without
-    IPython loaded, no (tqdm not imported: it loads asyncio, a twentieth of a second)."""
+    IPython loaded, no, without importing tqdm (``tqdm.auto`` loads asyncio)."""
     if "IPython" not in sys.modules:
         return False
     from tqdm.asyncio import tqdm as console

@@ -4,7 +4,7 @@
   ``1 − 2⁻⁵³`` (each of the three regions of the algorithm), and exact at the ends;
 * a coefficient off in its eighth digit is caught;
 * a first ``sample`` in a fresh process (stderr a pipe, the default checks) imports
-  neither SciPy nor tqdm: a tenth of a second of a small model's first run.
+  neither SciPy nor tqdm, both slow to import.
 """
 
 from __future__ import annotations
