@@ -196,8 +196,9 @@ class _JaxSpecial:
         ``igamma`` loops until every value has converged): for
         ``x < a + 1`` the series ``P = xᵃe⁻ˣ/Γ(a) · Σₙ xⁿ/(a(a+1)…(a+n))``, else the
         continued fraction of ``Q`` (Legendre's), both summed from their last term back; the
-        other as one minus it (at least about ⅓ there, so accurate). A known shape outside
-        ``[MIN_GAMMA_SHAPE, MAX_GAMMA_SHAPE]`` takes JAX's functions."""
+        other as one minus it (above ``10⁻²`` there, so two digits at most are lost). A
+        known shape outside ``[MIN_GAMMA_SHAPE, MAX_GAMMA_SHAPE]`` takes JAX's functions; a
+        traced one is not checked (beyond the range the sums are too short)."""
         xp, s = self._np, self._s
         if not is_traced(a) and _out_of_range(a) is not None:
             return s.gammainc(a, x), s.gammaincc(a, x)
@@ -256,10 +257,10 @@ class _JaxSpecial:
         * upper: Halley's method from Wilson–Hilferty's start (for small ``q`` at least the
           tail's ``y ≈ −log(q Γ(a)) + (a − 1) log y``).
 
-        Four steps of each reach float64 rounding for a known shape in ``[0.5, 2]``, six and
-        :data:`HALLEY_STEPS` elsewhere. The steps are a loop, each one fused operation: its
-        code once, small enough to stay in the CPU's caches (unrolled, it did not:
-        ``benchmarks/results/engine.md``)."""
+        Four steps reach float64 rounding for a known shape in ``[0.5, 2]``; elsewhere both
+        tails take :data:`HALLEY_STEPS` (Newton's needs six). The steps are a loop, each
+        one fused operation: its code once, small enough to stay in the CPU's caches
+        (unrolled, it did not: ``benchmarks/results/engine.md``)."""
         xp, s = self._np, self._s
         shape = a  # (as given: a number known here takes fewer steps and terms)
         steps = max(_steps(shape, 4, 6), _steps(shape, 4, HALLEY_STEPS))
@@ -297,7 +298,8 @@ class _JaxSpecial:
 
 
 def _steps(a: Any, few: int, many: int) -> int:
-    """``few`` iterations for a known shape in ``[0.5, 2]``, else ``many``."""
+    """``few`` (iterations, or terms of a sum) for a known shape in ``[0.5, 2]``, else
+    ``many``."""
     if is_traced(a):
         return many
     values = np.asarray(a)
@@ -352,7 +354,9 @@ _SPECIAL: dict[str, Any] = {}
 def special(xp: ModuleType) -> Any:
     """The special functions for namespace ``xp``: :mod:`scipy.special` for numpy; for
     :mod:`jax.numpy`, :mod:`jax.scipy.special` with ``erfcinv``, ``gammaincinv`` and
-    ``gammainccinv`` added."""
+    ``gammainccinv`` added, and ``gammainc`` and ``gammaincc`` replaced: accurate for the
+    shapes from :data:`MIN_GAMMA_SHAPE` to :data:`MAX_GAMMA_SHAPE` (a traced shape is not
+    checked), and not meant to be differentiated."""
     if xp is np:
         found = _SPECIAL.get("numpy")
         if found is None:

@@ -44,7 +44,7 @@ def _inverses(shape, p, q):
     )
 
 
-#: compiled once per argument shape, the gamma shape traced (six Newton steps everywhere)
+#: compiled once per argument shape, the gamma shape traced (eight steps everywhere)
 _COMPILED = jax.jit(_inverses)
 
 
