@@ -50,16 +50,25 @@ def _ratio(coefficients: tuple, x: np.ndarray) -> np.ndarray:
 
 
 def normal_quantile(p: np.ndarray) -> np.ndarray:
-    """``Φ⁻¹(p)`` elementwise (float64): AS 241, see the module docstring."""
+    """``Φ⁻¹(p)`` elementwise (float64): AS 241, see the module docstring. Each value is
+    computed by its own region's ratio only."""
     p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
     d = p - 0.5
     with np.errstate(all="ignore"):
-        central = d * _ratio(_CENTRAL, 0.180625 - d * d)
-        r = np.sqrt(-np.log(np.minimum(p, 1.0 - p)))
-        tail = np.where(r <= 5.0, _ratio(_NEAR, r - 1.6), _ratio(_FAR, r - 5.0))
-        out = np.where(np.abs(d) <= 0.425, central, np.where(d < 0, -tail, tail))
-    out = np.where(p == 0.0, -np.inf, np.where(p == 1.0, np.inf, out))
-    return np.where((p < 0.0) | (p > 1.0) | np.isnan(p), np.nan, out)
+        central = np.abs(d) <= 0.425
+        dc = d[central]
+        out[central] = dc * _ratio(_CENTRAL, 0.180625 - dc * dc)
+        tail = ~central & (p > 0.0) & (p < 1.0)
+        r = np.sqrt(-np.log(np.minimum(p[tail], 1.0 - p[tail])))
+        near = r <= 5.0
+        value = np.empty_like(r)
+        value[near] = _ratio(_NEAR, r[near] - 1.6)
+        value[~near] = _ratio(_FAR, r[~near] - 5.0)
+        out[tail] = np.where(d[tail] < 0, -value, value)
+    out[p == 0.0] = -np.inf
+    out[p == 1.0] = np.inf
+    return out
 
 
 __all__ = ["normal_quantile"]
