@@ -134,6 +134,29 @@ def set_rows(array: Any, index: Any, values: Any) -> Any:
     return out
 
 
+#: the widest row XLA on CPU reduces in one operation fused with what it reads (a wider
+#: one it splits into a reduce-window and a reduce, each an operation of its own)
+FOLD_WIDTH = 32
+
+
+def fold_columns(xp: ModuleType, x: Any) -> Any:
+    """``x`` (rows, m) with its columns added :data:`FOLD_WIDTH` at a time (elementwise,
+    zero-padded): the same row sums (up to rounding), at most ``FOLD_WIDTH`` columns
+    wide, so that a compiled reduction over them is one fused operation (up to
+    ``FOLD_WIDTH²`` columns; wider rows as they are)."""
+    m = x.shape[1]
+    pieces = -(-m // FOLD_WIDTH)
+    if pieces <= 1 or pieces > FOLD_WIDTH:
+        return x
+    out = x[:, :FOLD_WIDTH]
+    for i in range(1, pieces):
+        piece = x[:, i * FOLD_WIDTH : (i + 1) * FOLD_WIDTH]
+        if piece.shape[1] < FOLD_WIDTH:
+            piece = xp.pad(piece, ((0, 0), (0, FOLD_WIDTH - piece.shape[1])))
+        out = out + piece
+    return out
+
+
 def float_dtype(xp: ModuleType) -> Any:
     """The float type of a namespace's computations: float64 (JAX runs under x64)."""
     return xp.float64
@@ -399,8 +422,10 @@ def release_rows(store: np.memmap, row_lo: int, row_hi: int) -> None:
 
 
 __all__ = [
+    "FOLD_WIDTH",
     "TRACED",
     "float_dtype",
+    "fold_columns",
     "fori_loop",
     "holds_traced",
     "inverse_gamma_tails",

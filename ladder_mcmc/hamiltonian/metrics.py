@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import is_traced, namespace
+from ladder_mcmc.arrays import fold_columns, is_traced, namespace
 
 
 def _row_dot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -25,10 +25,13 @@ _numpy_row_dot = getattr(np, "vecdot", _row_dot_einsum)
 
 
 def row_dot(a, b):
-    """``Σ_j a[i, j] b[i, j]`` per row (numpy's ``vecdot``, or ``einsum`` on JAX values)."""
+    """``Σ_j a[i, j] b[i, j]`` per row (numpy's ``vecdot``; on JAX values the products'
+    columns folded first, :func:`~ladder_mcmc.arrays.fold_columns`, so that a compiled
+    loop sums each row in one operation)."""
     if type(a) is np.ndarray and type(b) is np.ndarray:
         return _numpy_row_dot(a, b)
-    return namespace(a, b).einsum("ij,ij->i", a, b)
+    xp = namespace(a, b)
+    return fold_columns(xp, a * b).sum(axis=1)
 
 
 def _as_inverse_mass(value: object) -> np.ndarray | None:

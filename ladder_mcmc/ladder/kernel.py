@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ladder_mcmc.arrays import holds_traced, namespace
+from ladder_mcmc.arrays import fold_columns, holds_traced, namespace
 from ladder_mcmc.ladder import batch
 from ladder_mcmc.ladder.auxiliary import gradient_counts
 from ladder_mcmc.ladder.auxiliary_refresh import check_auxiliary_refresh
@@ -142,32 +142,9 @@ def _finite_rows(xp: Any, state: Any, known: Any) -> Any:
             sums[key] = leaf * 0 if key not in sums else sums[key] + leaf * 0
     ok = None
     for acc in sums.values():
-        rows = xp.isfinite(_folded(xp, acc.reshape(acc.shape[0], -1))).all(axis=1)
+        rows = xp.isfinite(fold_columns(xp, acc.reshape(acc.shape[0], -1))).all(axis=1)
         ok = rows if ok is None else ok & rows
     return xp.ones(batch.n_chains(state), dtype=bool) if ok is None else ok
-
-
-#: the widest row XLA on CPU reduces in one operation fused with what it reads (a wider
-#: one it splits into a reduce-window and a reduce, each an operation of its own)
-_FOLD = 32
-
-
-def _folded(xp: Any, acc: Any) -> Any:
-    """``acc`` (chains, m) of zeros and NaNs with its columns added ``_FOLD`` at a time
-    (elementwise, zero-padded): NaN in the same rows, at most ``_FOLD`` columns wide, so
-    that the finiteness reduction over them is one fused operation (up to ``_FOLD²``
-    columns; wider rows as they are)."""
-    m = acc.shape[1]
-    pieces = -(-m // _FOLD)
-    if pieces <= 1 or pieces > _FOLD:
-        return acc
-    out = acc[:, :_FOLD]
-    for i in range(1, pieces):
-        piece = acc[:, i * _FOLD : (i + 1) * _FOLD]
-        if piece.shape[1] < _FOLD:
-            piece = xp.pad(piece, ((0, 0), (0, _FOLD - piece.shape[1])))
-        out = out + piece
-    return out
 
 
 def density_cost(map_: ReversibleMap, state: Any) -> np.ndarray | None:
