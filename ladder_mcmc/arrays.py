@@ -260,7 +260,7 @@ class _JaxSpecial:
         p = xp.asarray(p, dtype=xp.float64)
         q = 1.0 - p  # exact where the upper inversion takes it (p ≥ ½)
         upper = q < _upper_below(xp, a)
-        return self._inverse(a, xp.where(upper, 0.5, p), xp.where(upper, q, 0.5), upper)
+        return self._inverse(a, p, q, upper)
 
     def gammainccinv(self, a: Any, q: Any) -> Any:
         """``y`` with ``Q(a, y) = q`` (regularised upper incomplete gamma)."""
@@ -268,11 +268,12 @@ class _JaxSpecial:
         xp = self._np
         q = xp.asarray(q, dtype=xp.float64)
         upper = q < _upper_below(xp, a)
-        return self._inverse(a, xp.where(upper, 0.5, 1.0 - q), xp.where(upper, q, 0.5), upper)
+        return self._inverse(a, 1.0 - q, q, upper)
 
     def _inverse(self, a: Any, p: Any, q: Any, upper: Any) -> Any:
-        """``y`` with ``Q(a, y) = q`` where ``upper``, else with ``P(a, y) = p``: one loop of
-        both iterations, each value's ``(P, Q)`` evaluated once a step at its own iterate.
+        """``y`` with ``Q(a, y) = q`` where ``upper``, else with ``P(a, y) = p`` (the other of
+        the two read as ½ there): one loop of both iterations, each value's ``(P, Q)``
+        evaluated once a step at its own iterate.
 
         * lower: Newton's method on ``log P`` against ``log y`` (concave: it never
           overshoots), from the series root ``y^a/Γ(a+1) = p``, which lies below the root
@@ -288,8 +289,8 @@ class _JaxSpecial:
         shape = a  # (as given: a number known here takes fewer steps and terms)
         steps = max(_steps(shape, 4, 6), _steps(shape, 4, HALLEY_STEPS))
         a = xp.asarray(a, dtype=xp.float64)
-        p = xp.asarray(p, dtype=xp.float64)
-        q = xp.asarray(q, dtype=xp.float64)
+        p = xp.where(upper, 0.5, xp.asarray(p, dtype=xp.float64))
+        q = xp.where(upper, xp.asarray(q, dtype=xp.float64), 0.5)
         log_gamma = s.gammaln(a)
         log_p = xp.log(xp.clip(p, 1e-300, 1.0))
         u = (log_p + s.gammaln(a + 1.0)) / a  # the lower iterate, log y
@@ -348,7 +349,7 @@ def inverse_gamma_tails(xp: ModuleType, a: Any, p: Any, q: Any) -> Any:
         return xp.where(p <= 0.5, small, large)
     check_gamma_shape(a)
     upper = (p > 0.5) & (q < _upper_below(xp, a))
-    return functions._inverse(a, xp.where(upper, 0.5, p), xp.where(upper, q, 0.5), upper)
+    return functions._inverse(a, p, q, upper)
 
 
 def check_gamma_shape(a: Any) -> None:
