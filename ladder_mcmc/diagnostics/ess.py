@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -119,19 +120,21 @@ def _rhat_rows(y: np.ndarray) -> np.ndarray:
         return np.sqrt((between / within + n - 1) / n)
 
 
-def _z_scale(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _z_scale(y: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Rank-normalised rows: ``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))``, ``r`` the rank of a draw
     among all ``S`` draws of its row (ties averaged; Vehtari et al. 2021, eq. 14).
 
-    ``y`` (k, chains, steps). Returns the normalised draws (same shape) and each
-    row's draws sorted (k, S).
+    ``y`` (k, chains, steps); ``order``, if known, the flat indices of ``y``'s draws
+    that put each row in increasing order. Returns the normalised draws (same shape),
+    each row's draws sorted (k, S) and ``order``.
     """
     k = y.shape[0]
     size = y.shape[1] * y.shape[2]
     rows = y.reshape(k, size)
-    order = np.argsort(rows, axis=1)
-    order += np.arange(0, k * size, size)[:, None]  # flat indices: cheaper than *_along_axis
-    order = order.ravel()
+    if order is None:
+        order = np.argsort(rows, axis=1)
+        order += np.arange(0, k * size, size)[:, None]  # flat: cheaper than *_along_axis
+        order = order.ravel()
     ordered = rows.ravel()[order].reshape(k, size)
     # twice the (average, 1-based) rank of the draws in sorted order, an integer:
     # 2p + 2 at position p of a row, and a + b + 2 throughout a run of ties a..b
@@ -149,11 +152,29 @@ def _z_scale(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         length = last - first + 1
         at = np.repeat(first - np.cumsum(np.r_[0, length[:-1]]), length) + np.arange(length.sum())
         twice[at] = np.repeat(value, length)
+    z = np.empty(k * size)
+    z[order] = _normal_scores(size)[twice]
+    return z.reshape(y.shape), ordered, order
+
+
+@lru_cache(maxsize=8)
+def _normal_scores(size: int) -> np.ndarray:
+    """``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))`` at every half-integer rank ``r = i/2`` (index
+    ``i``) of ``S = size`` draws: the same for every row of that size (read-only)."""
     c = 3 / 8
     table = normal_quantile((np.arange(2 * size + 2) / 2 - c) / (size - 2 * c + 1))
-    z = np.empty(k * size)
-    z[order] = table[twice]
-    return z.reshape(y.shape), ordered
+    table.flags.writeable = False
+    return table
+
+
+def _folded_order(ordered: np.ndarray, order: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """:func:`_z_scale`'s ``order`` for ``|y − centre|`` (one centre per row), from ``y``'s:
+    in ``y``'s increasing order the folded draws fall, then rise: two runs, which a stable
+    sort (a merge of runs) orders in about linear time, where sorting anew would not."""
+    k, size = ordered.shape
+    inside = np.argsort(np.abs(ordered - centre[:, None]), axis=1, kind="stable")
+    inside += np.arange(0, k * size, size)[:, None]
+    return order[inside.ravel()]
 
 
 def _type7_quantiles(
@@ -221,7 +242,7 @@ def _block_statistics(y: np.ndarray, wanted: set[str]) -> dict[str, np.ndarray]:
     split = _split_rows(y)
     ordered = None  # all draws sorted, when the split chains hold them all (even length)
     if "ess_bulk" in wanted or "r_hat" in wanted:
-        z, by_value = _z_scale(split)
+        z, by_value, order = _z_scale(split)
         if n % 2 == 0:
             ordered = by_value
         if "ess_bulk" in wanted:
@@ -232,8 +253,10 @@ def _block_statistics(y: np.ndarray, wanted: set[str]) -> dict[str, np.ndarray]:
             else:
                 bulk = _rhat_rows(z)
                 del z
-                folded = np.abs(y - _median(flat, ordered)[:, None, None])
-                folded = _rhat_rows(_z_scale(_split_rows(folded))[0])
+                centre = _median(flat, ordered)
+                folded = _split_rows(np.abs(y - centre[:, None, None]))
+                folded_order = _folded_order(by_value, order, centre)
+                folded = _rhat_rows(_z_scale(folded, folded_order)[0])
                 # Python's max(bulk, folded), as ArviZ: a NaN bulk R-hat stays NaN
                 out["r_hat"] = np.where(folded > bulk, folded, bulk)
     if "ess_tail" in wanted:
