@@ -48,11 +48,16 @@ Sections (``--only`` picks some; all by default):
 
 Compile time, both sides the same way: the seconds JAX reports through its monitoring
 events for tracing, lowering and XLA compilation during the run
-(``benchmarks/nuts_peers.py``), subtracted from the run's wall time for "compile
-excluded"; the persistent compilation cache is off, so every run compiles afresh as a
-user's first run in a fresh process does (NumPyro recompiles its loops at every call;
-the package compiles its warm-up and sampling loops once per kernel structure, and the
-target's batched ``value_and_grad`` once per padded batch size).
+(``benchmarks/nuts_peers.py``). Each sampling run (``rough``, ``models``, ``many``) is
+made three times per seed. First cold, the persistent compilation cache off, as a
+user's first run in a fresh process (NumPyro recompiles its loops at every call, the
+package its loops once per kernel structure and target): "compile included" is its wall
+time. Then the same run twice more: once filling a new persistent cache (not timed), once
+with it warm: "compile excluded" is that run's wall time less its compile events
+(tracing, lowering and the cache's loads, which JAX times as compilations). Subtracting
+a cold run's compile seconds instead would flatter NumPyro's sequential chains: each
+chain compiles while the one before samples, so part of the subtracted time was
+sampling too (``benchmarks/results/engine.md``, 17:00 block).
 
 Needs JAX and NumPyro (``pip install -e ".[peers]"``). Run on a quiet machine::
 
@@ -311,6 +316,7 @@ def ess_figures(positions, grads, warm_grads, wall, compile_s) -> dict:
     positions = positions[:, :ESS_CHAINS]
     ess = min_bulk_ess(positions) * scale
     return {
+        "ess": ess,
         "per_1000_warm": 1000.0 * ess / (grads + warm_grads),
         "ess_per_s_net": ess / max(wall - compile_s, 1e-9),
         "ess_per_s": ess / wall,
@@ -356,25 +362,70 @@ def run_nuts_best(m, seed, chains, n_warmup, n_draws, methods) -> dict:
     return out
 
 
+def use_compilation_cache(on: bool, fresh: bool = False) -> None:
+    """JAX's persistent compilation cache off (every compilation cold, as JAX's default),
+    or on; ``fresh``: in a new, empty directory (removed at exit)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    jax.config.update("jax_enable_compilation_cache", on)
+    if on and fresh:
+        path = tempfile.mkdtemp(prefix="engine_jax_cache_")
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+        jax.config.update("jax_compilation_cache_dir", path)
+    if fresh or not on:
+        compilation_cache.reset_cache()
+
+
+def ours_run(m, make, init, sample_seed, n_warmup, n_draws) -> dict:
+    """One ``sample(make(target))`` run on a new target: its ESS figures, the backend."""
+    compiled = nuts_peers.compile_totals()[0]
+    start = time.perf_counter()
+    target = from_jax(m["log_density"], m["dim"], parameters=m["parameters"])
+    r = timed(make(target), init, n_draws, sample_seed, warmup=n_warmup)
+    wall = time.perf_counter() - start
+    compile_s = nuts_peers.compile_totals()[0] - compiled
+    out = ess_figures(r["trace"].positions, r["grads"], r["warm_grads"], wall, compile_s)
+    out["backend"] = r["trace"].backend["name"]
+    return out
+
+
+def cold_and_warm(cold: dict, warm: dict) -> dict:
+    """A run's figures: compile in from its cold run; compile out from the same run
+    repeated with the persistent cache warm (its loads counted as compile time)."""
+    return {
+        **cold,
+        "ess_per_s_net": warm["ess_per_s_net"],
+        "compile_warm": warm["compile"],
+        "ess_change": abs(warm["ess"] / cold["ess"] - 1.0),
+    }
+
+
 def sampling_section(name, m, make, chains, seeds, n_warmup, n_draws, methods, log) -> dict:
-    """ESS/s of ``make(target)`` against NUTS (each method), per seed; the medians."""
+    """ESS/s of ``make(target)`` against NUTS (each method), per seed; the medians. Each
+    seed's runs three times: cold, the persistent cache off ("compile in"); again, filling
+    a new cache (not timed); and again with that cache warm ("compile out": wall time less
+    the compile events left, tracing, lowering and the cache's loads)."""
     rows: dict[str, list[dict]] = {"ours": [], **{f"NUTS {k}": [] for k in methods}}
     for seed in seeds:
         init, sample_seed = m["init"](seed, chains)
-        compiled = nuts_peers.compile_totals()[0]
-        start = time.perf_counter()
-        target = from_jax(m["log_density"], m["dim"], parameters=m["parameters"])
-        r = timed(make(target), init, n_draws, sample_seed, warmup=n_warmup)
-        wall = time.perf_counter() - start
-        compile_s = nuts_peers.compile_totals()[0] - compiled
-        ours = ess_figures(r["trace"].positions, r["grads"], r["warm_grads"], wall, compile_s)
-        ours["backend"] = r["trace"].backend["name"]
-        rows["ours"].append(ours)
-        for method, res in run_nuts_best(m, seed, chains, n_warmup, n_draws, methods).items():
-            rows[f"NUTS {method}"].append(res)
+        runs = []
+        for on, fresh in ((False, False), (True, True), (True, False)):
+            use_compilation_cache(on, fresh)
+            ours = ours_run(m, make, init, sample_seed, n_warmup, n_draws)
+            nuts = run_nuts_best(m, seed, chains, n_warmup, n_draws, methods)
+            runs.append({"ours": ours, **{f"NUTS {k}": v for k, v in nuts.items()}})
+        use_compilation_cache(False)
+        for side in rows:
+            rows[side].append(cold_and_warm(runs[0][side], runs[2][side]))
         line = f"{name} {chains} chains seed {seed}: " + "; ".join(
             f"{side} ESS/s {rs[-1]['ess_per_s_net']:.3g} (compile in {rs[-1]['ess_per_s']:.3g}), "
-            f"R̂ {rs[-1]['rhat']:.3f}, compile {rs[-1]['compile']:.2f} s"
+            f"R̂ {rs[-1]['rhat']:.3f}, compile {rs[-1]['compile']:.2f} s "
+            f"(warm {rs[-1]['compile_warm']:.2f} s), ESS cold/warm {rs[-1]['ess_change']:.1e} apart"
             for side, rs in rows.items()
         )
         log.append(line)
@@ -431,7 +482,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     import jax
 
-    jax.config.update("jax_enable_compilation_cache", False)
+    # compile in: every sampling run cold, as a user's first run in a fresh process; compile
+    # out: the same run again with JAX's persistent cache warm (sampling_section)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    use_compilation_cache(False)
     n_seeds = args.seeds or (1 if args.quick else 5)
     seeds = range(n_seeds)
     n_warmup, n_draws = (200, 300) if args.quick else (1000, 2000)
@@ -440,8 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     head = [
         f"## {when}: the one engine (`benchmarks/engine.py`)",
         "",
-        f"At commit {model_zoo.commit()}. {peer}. Seeds 0–{n_seeds - 1}; persistent "
-        "compilation cache off.",
+        f"At commit {model_zoo.commit()}. {peer}. Seeds 0–{n_seeds - 1}; compile in: "
+        "cold runs (persistent compilation cache off); compile out: each run again with "
+        "that cache warm.",
         "",
         "```",
         command.strip(),
