@@ -381,8 +381,11 @@ def use_compilation_cache(on: bool, fresh: bool = False) -> None:
         compilation_cache.reset_cache()
 
 
-def ours_run(m, make, init, sample_seed, n_warmup, n_draws) -> dict:
-    """One ``sample(make(target))`` run on a new target: its ESS figures, the backend."""
+def ours_run(m, make, seed, chains, n_warmup, n_draws) -> dict:
+    """One ``sample(make(target))`` run on a new target: its ESS figures, the backend. The
+    initial points and ``sample``'s seed made afresh (a model's seed may be a generator,
+    which a run consumes), so that a repeated run draws the same."""
+    init, sample_seed = m["init"](seed, chains)
     compiled = nuts_peers.compile_totals()[0]
     start = time.perf_counter()
     target = from_jax(m["log_density"], m["dim"], parameters=m["parameters"])
@@ -412,11 +415,10 @@ def sampling_section(name, m, make, chains, seeds, n_warmup, n_draws, methods, l
     the compile events left, tracing, lowering and the cache's loads)."""
     rows: dict[str, list[dict]] = {"ours": [], **{f"NUTS {k}": [] for k in methods}}
     for seed in seeds:
-        init, sample_seed = m["init"](seed, chains)
         runs = []
         for on, fresh in ((False, False), (True, True), (True, False)):
             use_compilation_cache(on, fresh)
-            ours = ours_run(m, make, init, sample_seed, n_warmup, n_draws)
+            ours = ours_run(m, make, seed, chains, n_warmup, n_draws)
             nuts = run_nuts_best(m, seed, chains, n_warmup, n_draws, methods)
             runs.append({"ours": ours, **{f"NUTS {k}": v for k, v in nuts.items()}})
         use_compilation_cache(False)
