@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -120,13 +119,12 @@ def _rhat_rows(y: np.ndarray) -> np.ndarray:
         return np.sqrt((between / within + n - 1) / n)
 
 
-def _z_scale(y: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """Rank-normalised rows: ``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))``, ``r`` the rank of a draw
-    among all ``S`` draws of its row (ties averaged; Vehtari et al. 2021, eq. 14).
-
-    ``y`` (k, chains, steps); ``order``, if known, the flat indices of ``y``'s draws
-    that put each row in increasing order. Returns the normalised draws (same shape),
-    each row's draws sorted (k, S) and ``order``.
+def _z_scale(
+    y: np.ndarray, order: np.ndarray | None = None, scores: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rank-normalised rows of ``y`` (k, chains, steps): :func:`_normal_scores` at each
+    draw's rank among the ``S`` of its row (ties averaged; Vehtari et al. 2021). ``order``: the
+    flat indices that sort each row. Returns ``z``, the rows sorted (k, S) and ``order``.
     """
     k = y.shape[0]
     size = y.shape[1] * y.shape[2]
@@ -153,24 +151,19 @@ def _z_scale(y: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray
         at = np.repeat(first - np.cumsum(np.r_[0, length[:-1]]), length) + np.arange(length.sum())
         twice[at] = np.repeat(value, length)
     z = np.empty(k * size)
-    z[order] = _normal_scores(size)[twice]
+    z[order] = (_normal_scores(size) if scores is None else scores)[twice]
     return z.reshape(y.shape), ordered, order
 
 
-@lru_cache(maxsize=8)
 def _normal_scores(size: int) -> np.ndarray:
-    """``Φ⁻¹((r − 3/8) / (S − 3/4 + 1))`` at every half-integer rank ``r = i/2`` (index
-    ``i``) of ``S = size`` draws: the same for every row of that size (read-only)."""
+    """``Φ⁻¹((r − 3/8) / (S + 1/4))`` at ranks ``r = i/2`` of ``S = size`` draws (eq. 14)."""
     c = 3 / 8
-    table = normal_quantile((np.arange(2 * size + 2) / 2 - c) / (size - 2 * c + 1))
-    table.flags.writeable = False
-    return table
+    return normal_quantile((np.arange(2 * size + 2) / 2 - c) / (size - 2 * c + 1))
 
 
 def _folded_order(ordered: np.ndarray, order: np.ndarray, centre: np.ndarray) -> np.ndarray:
-    """:func:`_z_scale`'s ``order`` for ``|y − centre|`` (one centre per row), from ``y``'s:
-    in ``y``'s increasing order the folded draws fall, then rise: two runs, which a stable
-    sort (a merge of runs) orders in about linear time, where sorting anew would not."""
+    """:func:`_z_scale`'s ``order`` of ``|y − centre|`` from ``y``'s, in which the folds fall
+    then rise: two runs, which a stable sort merges in about linear time."""
     k, size = ordered.shape
     inside = np.argsort(np.abs(ordered - centre[:, None]), axis=1, kind="stable")
     inside += np.arange(0, k * size, size)[:, None]
@@ -242,7 +235,8 @@ def _block_statistics(y: np.ndarray, wanted: set[str]) -> dict[str, np.ndarray]:
     split = _split_rows(y)
     ordered = None  # all draws sorted, when the split chains hold them all (even length)
     if "ess_bulk" in wanted or "r_hat" in wanted:
-        z, by_value, order = _z_scale(split)
+        scores = _normal_scores(split.shape[1] * split.shape[2])
+        z, by_value, order = _z_scale(split, None, scores)
         if n % 2 == 0:
             ordered = by_value
         if "ess_bulk" in wanted:
@@ -255,8 +249,10 @@ def _block_statistics(y: np.ndarray, wanted: set[str]) -> dict[str, np.ndarray]:
                 del z
                 centre = _median(flat, ordered)
                 folded = _split_rows(np.abs(y - centre[:, None, None]))
-                folded_order = _folded_order(by_value, order, centre)
-                folded = _rhat_rows(_z_scale(folded, folded_order)[0])
+                # a centre of ±inf makes NaN folds: ranked by a sort of their own, as before
+                finite = bool(np.isfinite(centre).all())
+                folded_order = _folded_order(by_value, order, centre) if finite else None
+                folded = _rhat_rows(_z_scale(folded, folded_order, scores)[0])
                 # Python's max(bulk, folded), as ArviZ: a NaN bulk R-hat stays NaN
                 out["r_hat"] = np.where(folded > bulk, folded, bulk)
     if "ess_tail" in wanted:
