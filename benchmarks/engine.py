@@ -52,12 +52,14 @@ events for tracing, lowering and XLA compilation during the run
 made three times per seed. First cold, the persistent compilation cache off, as a
 user's first run in a fresh process (NumPyro recompiles its loops at every call, the
 package its loops once per kernel structure and target): "compile included" is its wall
-time. Then the same run twice more: once filling a new persistent cache (not timed), once
-with it warm: "compile excluded" is that run's wall time less its compile events
-(tracing, lowering and the cache's loads, which JAX times as compilations). Subtracting
-a cold run's compile seconds instead would flatter NumPyro's sequential chains: each
-chain compiles while the one before samples, so part of the subtracted time was
-sampling too (``benchmarks/results/engine.md``, 17:00 block).
+time. Then the same run twice more (JAX's in-memory caches cleared before each side's
+run): once filling a new persistent cache (not timed), once with it warm: "compile
+excluded" is that run's wall time less its compile events (tracing, lowering and the
+cache's loads, which JAX times as compilations). Subtracting a cold run's compile
+seconds instead flatters NumPyro's sequential chains: each chain compiles while the
+one before samples, so part of the subtracted time was sampling too
+(``benchmarks/results/engine.md``, 17:00 block). Warm, they still trace and load while
+the one before samples, so they stay somewhat flattered.
 
 Needs JAX and NumPyro (``pip install -e ".[peers]"``). Run on a quiet machine::
 
@@ -344,9 +346,12 @@ def rough_model() -> dict:
 
 
 def run_nuts_best(m, seed, chains, n_warmup, n_draws, methods) -> dict:
+    import jax
+
     out = {}
     for method in methods:
         init, _ = m["init"](seed, chains)
+        jax.clear_caches()  # as before the package's runs (ours_run)
         log_density = m["log_density"]
         r = nuts_peers.run_nuts(
             None,
@@ -377,15 +382,17 @@ def use_compilation_cache(on: bool, fresh: bool = False) -> None:
         path = tempfile.mkdtemp(prefix="engine_jax_cache_")
         atexit.register(shutil.rmtree, path, ignore_errors=True)
         jax.config.update("jax_compilation_cache_dir", path)
-    if fresh or not on:
-        compilation_cache.reset_cache()
+    compilation_cache.reset_cache()  # JAX decides once whether the cache is used
 
 
 def ours_run(m, make, seed, chains, n_warmup, n_draws) -> dict:
     """One ``sample(make(target))`` run on a new target: its ESS figures, the backend. The
     initial points and ``sample``'s seed made afresh (a model's seed may be a generator,
     which a run consumes), so that a repeated run draws the same."""
+    import jax
+
     init, sample_seed = m["init"](seed, chains)
+    jax.clear_caches()  # nothing compiled before in memory: cold is cold, warm loads all
     compiled = nuts_peers.compile_totals()[0]
     start = time.perf_counter()
     target = from_jax(m["log_density"], m["dim"], parameters=m["parameters"])
@@ -410,9 +417,10 @@ def cold_and_warm(cold: dict, warm: dict) -> dict:
 
 def sampling_section(name, m, make, chains, seeds, n_warmup, n_draws, methods, log) -> dict:
     """ESS/s of ``make(target)`` against NUTS (each method), per seed; the medians. Each
-    seed's runs three times: cold, the persistent cache off ("compile in"); again, filling
-    a new cache (not timed); and again with that cache warm ("compile out": wall time less
-    the compile events left, tracing, lowering and the cache's loads)."""
+    seed's run is made three times, JAX's in-memory caches cleared before each side's:
+    cold, the persistent cache off ("compile in"); again, filling a new cache (not timed);
+    and again with that cache warm ("compile out": wall time less the compile events
+    left, tracing, lowering and the cache's loads)."""
     rows: dict[str, list[dict]] = {"ours": [], **{f"NUTS {k}": [] for k in methods}}
     for seed in seeds:
         runs = []
@@ -487,7 +495,6 @@ def main(argv: list[str] | None = None) -> int:
     # compile in: every sampling run cold, as a user's first run in a fresh process; compile
     # out: the same run again with JAX's persistent cache warm (sampling_section)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     use_compilation_cache(False)
     n_seeds = args.seeds or (1 if args.quick else 5)
     seeds = range(n_seeds)
