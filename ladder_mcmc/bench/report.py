@@ -102,6 +102,12 @@ def to_json(result: SuiteResult) -> dict[str, Any]:
     )
 
 
+_COMPILE_OUT = {
+    "subtract": "JAX's compile events subtracted",
+    "warm": "each compiled run timed again with JAX's persistent cache warm",
+}
+
+
 def _g(value: float, digits: int = 3) -> str:
     return "–" if value is None or math.isnan(value) else f"{value:.{digits}g}"
 
@@ -118,8 +124,9 @@ def markdown(result: SuiteResult) -> str:
         "",
         f"Medians over seeds. ESS: min over coordinates of the bulk ESS of x and x², per "
         f"1000 gradient evaluations (sampling; with warm-up) and per second (warm-up "
-        f"included, compile time left out). A run fails on R-hat > {RHAT_MAX}, a frozen "
-        f"chain, a collapsed step size or a warm-up's warning, non-finite draws, or "
+        f"included, compile time left out: {_COMPILE_OUT[s.compile_out]}). A run fails "
+        f"on R-hat > {RHAT_MAX}, a frozen chain, a collapsed step size or a warm-up's "
+        f"warning, non-finite draws, or "
         f"|z| > {Z_MAX:g} of a mean or of an sd against its reference.",
         "",
         "| model | sampler | ESS/1000 grads | with warm-up | ESS/s | max R-hat | "

@@ -10,6 +10,7 @@ time left out (:mod:`ladder_mcmc.bench.compile_time`).
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -43,7 +44,9 @@ class SamplerRun:
     wall_time : float
         Seconds of warm-up and sampling, JAX's compile time left out.
     compile_time : float
-        Seconds JAX spent compiling during the run (left out of ``wall_time``).
+        Seconds JAX spent compiling during the run (left out of ``wall_time``); timed by
+        :func:`~ladder_mcmc.bench.warm_cache.cold_and_warm`, what the cold run took beyond
+        ``wall_time``.
     sampling_time : float or None
         Seconds of the sampling phase alone, as the run reports it (compile included).
     step_size : float or None
@@ -133,10 +136,11 @@ def run_kernel(
     runs ``warmup`` steps of burn-in instead, continued from their last state; their
     gradients count as the warm-up's.
 
-    ``sample`` returns what it drew when Ctrl-C cuts it short: the run is then marked
+    A call draws the same as the last one with the same arguments (``seed`` is not
+    advanced). ``sample`` returns what it drew when Ctrl-C cuts it short: the run is then marked
     ``interrupted`` (a burn-in cut short is not followed by sampling).
     """
-    burn_seed, run_seed = seed.spawn(2)
+    burn_seed, run_seed = copy.deepcopy(seed).spawn(2)  # the same children at every call
     adapts = getattr(kernel.map, "adaptation", None) is not None
     common = {"backend": backend, "checks": False, "progress": False}
     burn_grads, start = 0.0, init

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ladder_mcmc.bench import markdown, model_names, run_suite, to_json
+from ladder_mcmc.bench import NutsSettings, markdown, model_names, run_suite, to_json
 from ladder_mcmc.bench.registry import DEFAULT, HARD, get_model
-from ladder_mcmc.bench.suite import RunResult
+from ladder_mcmc.bench.suite import COMPILE_OUT, RunResult
 
 HELP = (
     "Benchmark a kernel on the suite's models (NUTS beside it); exit 1 if a run failed, 130 "
@@ -139,6 +139,21 @@ def add_arguments(p: argparse.ArgumentParser, integer: Callable[[int], Any], fol
     p.add_argument(
         "--backend", choices=("numpy", "jax"), help="sample's backend (default: chosen by it)"
     )
+    p.add_argument(
+        "--nuts-chains",
+        choices=("vectorized", "sequential"),
+        default="vectorized",
+        help="NumPyro's chain_method for NUTS (vectorized)",
+    )
+    p.add_argument(
+        "--compile-out",
+        choices=COMPILE_OUT,
+        default="subtract",
+        help="how compile time is left out of ESS/s: subtract JAX's compile events from "
+        "one run (subtract), or time each compiled run again with JAX's persistent cache "
+        "warm (warm: three runs each; fair to NUTS's sequential chains, which subtract "
+        "flatters)",
+    )
     p.add_argument("--out", type=folder, default="out", help="output folder (./out)")
 
 
@@ -192,6 +207,8 @@ def run(args: argparse.Namespace) -> tuple[dict, str]:
         draws=args.draws or sizes["draws"],
         nuts=nuts,
         backend=args.backend,
+        nuts_settings=NutsSettings(chain_method=args.nuts_chains),
+        compile_out=args.compile_out,
         on_run=_progress(args.quiet),
     )
     if nuts and not result.settings.nuts:

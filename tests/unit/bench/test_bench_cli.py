@@ -31,6 +31,14 @@ def test_bench_passes_with_exit_code_0_and_writes_json_and_markdown(tmp_path, ca
     assert md in capsys.readouterr().out + "\n"
 
 
+def test_bench_passes_how_to_time_and_which_nuts_chains_to_the_suite(tmp_path):
+    argv = ["bench", "--models", "gauss2", "--quick", "--quiet", "--out", str(tmp_path)]
+    assert cli.main([*argv, "--compile-out", "warm", "--nuts-chains", "sequential"]) == 0
+    settings = json.loads((tmp_path / "bench.json").read_text())["settings"]
+    assert settings["compile_out"] == "warm"
+    assert settings["nuts_settings"]["chain_method"] == "sequential"
+
+
 def test_bench_exits_1_when_a_run_of_a_users_kernel_fails(tmp_path, capsys):
     (tmp_path / "kernels.py").write_text(FROZEN)
     kernel = f"{tmp_path / 'kernels.py'}:frozen"
@@ -62,6 +70,7 @@ def test_bench_exits_1_when_a_run_of_a_users_kernel_fails(tmp_path, capsys):
         (["--kernel", "json:no_such_name"], "'json' has no callable 'no_such_name'"),
         (["--kernel", "lahmc"], "must be module:callable"),
         (["--chains", "1"], "must be an integer >= 2"),
+        (["--compile-out", "cold"], "invalid choice: 'cold'"),
     ],
 )
 def test_bench_bad_arguments_exit_with_usage(argv, message, capsys):

@@ -1,0 +1,129 @@
+"""The suite per second: the default kernel against NUTS's better of sequential and
+vectorised chains, compile time left out by a warm cache on both sides.
+
+Protocol: ``run_suite`` on the default models (``ladder_mcmc.bench.registry.DEFAULT``), JAX
+targets on the compiled loop (``backend="jax"``), 4 chains × (1000 warm-up + 2000
+draws), seeds 0–1 (``--seeds``), NUTS (NumPyro's defaults) beside it, twice: once with
+NUTS's ``chain_method="vectorized"``, once ``"sequential"``; ours runs in both.
+``compile_out="warm"`` (:mod:`ladder_mcmc.bench.warm_cache`): every run is made three
+times, JAX's in-memory caches cleared before each; the cold run's draws are judged and
+its wall time is "with compilation"; the third run, with JAX's persistent cache warm,
+less its compile events, is "compile out".
+
+Per model: ESS/s (min bulk ESS of x and x², warm-up included) medians over seeds; ours
+over both suite runs (2 × seeds runs). NUTS's better of its two chain methods by that
+median; the ratios per second (compile out, and with compilation), and per gradient
+(warm-up in) against that method's run. Run on an idle machine (about 40 minutes on
+2 cores)::
+
+    python benchmarks/per_second.py --json per_second.json
+    python benchmarks/per_second.py --report per_second.json   # the table again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine import machine_facts  # noqa: E402
+
+from ladder_mcmc.bench import NutsSettings, run_suite, to_json  # noqa: E402
+from ladder_mcmc.bench.registry import DEFAULT  # noqa: E402
+
+METHODS = ("vectorized", "sequential")
+NUTS = "NUTS (NumPyro)"
+
+
+def run(seeds: int, models: tuple[str, ...]) -> dict:
+    """Both suite runs, as ``{method: bench JSON}``."""
+    out = {}
+    for method in METHODS:
+        result = run_suite(
+            models=models, seeds=tuple(range(seeds)), nuts=True, backend="jax",
+            nuts_settings=NutsSettings(chain_method=method), compile_out="warm",
+            on_run=lambda r: print(
+                f"{r.model} · {r.sampler} · seed {r.seed}: ESS/s {r.figures.ess_per_second:.3g}"
+                f" (compile {r.compile_time:.2f} s), passed {r.passed}", flush=True),
+        )  # fmt: skip
+        out[method] = to_json(result)
+    return out
+
+
+def _per_run(run: dict) -> dict:
+    f = run["figures"]
+    ess, wall = f["min_ess"] or np.nan, run["wall_time"] or np.nan
+    return {
+        "out": f["ess_per_second"] or np.nan,
+        "in": ess / (wall + (run["compile_time"] or 0.0)),
+        "grad": f["ess_per_1000_grads_with_warmup"] or np.nan,
+        "passed": run["verdict"]["passed"],
+    }
+
+
+def _median(runs: list[dict], key: str) -> float:
+    return float(np.median([r[key] for r in runs]))
+
+
+def report(results: dict) -> list[str]:
+    """The per-model table and the ranges, as Markdown lines."""
+    by: dict[tuple[str, str, str], list[dict]] = {}
+    for method, result in results.items():
+        for r in result["runs"]:
+            side = "nuts" if r["sampler"] == NUTS else "ours"
+            by.setdefault((r["model"], side, method if side == "nuts" else ""), []).append(
+                _per_run(r)
+            )
+    lines = [
+        "| model | ours ESS/s | NUTS sequential | NUTS vectorised | × NUTS per gradient, "
+        "warm-up in | × NUTS per second, compile out | with compilation | ours passed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    ratios: dict[str, list[float]] = {"out": [], "in": [], "grad": []}
+    models = dict.fromkeys(r["model"] for res in results.values() for r in res["runs"])
+    for model in models:
+        ours = by[(model, "ours", "")]
+        nuts = {m: by[(model, "nuts", m)] for m in METHODS}
+        best = max(METHODS, key=lambda m: _median(nuts[m], "out"))
+        row = {k: _median(ours, k) / _median(nuts[best], k) for k in ratios}
+        for k in ratios:
+            ratios[k].append(row[k])
+        lines.append(
+            f"| {model} | {_median(ours, 'out'):.3g} | {_median(nuts['sequential'], 'out'):.3g}"
+            f" | {_median(nuts['vectorized'], 'out'):.3g} | {row['grad']:.2f}× | "
+            f"**{row['out']:.2f}×** ({best}) | {row['in']:.2f}× | "
+            f"{sum(r['passed'] for r in ours)}/{len(ours)} |"
+        )
+    lines.append("")
+    for k, name in (("out", "per second, compile out"), ("in", "with compilation"),
+                    ("grad", "per gradient")):  # fmt: skip
+        v = np.array(ratios[k])
+        lines.append(f"{name}: {v.min():.2f}–{v.max():.2f}×, median {np.median(v):.2f}×")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=2, help="seeds 0 … N−1 (2)")
+    ap.add_argument("--models", nargs="+", default=list(DEFAULT), help="the default set")
+    ap.add_argument("--json", type=Path, help="write both suite runs here")
+    ap.add_argument("--report", type=Path, help="print the table of a --json file; run nothing")
+    args = ap.parse_args(argv)
+    if args.report:
+        results = json.loads(args.report.read_text())
+    else:
+        print("\n".join(machine_facts()), flush=True)
+        results = run(args.seeds, tuple(args.models))
+        if args.json:
+            args.json.write_text(json.dumps(results))
+    print("\n".join(report(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
