@@ -10,11 +10,10 @@ times, JAX's in-memory caches cleared before each; the cold run's draws are judg
 its wall time is "with compilation"; the third run, with JAX's persistent cache warm,
 less its compile events, is "compile out".
 
-Per model: ESS/s (min bulk ESS of x and x², warm-up included) medians over seeds; ours
-over both suite runs (2 × seeds runs). NUTS's better of its two chain methods by that
-median; the ratios per second (compile out, and with compilation), and per gradient
-(warm-up in) against that method's run. Run on an idle machine (about 40 minutes on
-2 cores)::
+Per model: medians over seeds of ESS/s (min bulk ESS of x and x², warm-up included),
+ours over both suite runs (2 × seeds runs); each ratio (per second compile out, per
+second with compilation, per gradient with warm-up) is against NUTS's better of its two
+chain methods by that figure. Run on an idle machine (about 18 minutes on 2 cores)::
 
     python benchmarks/per_second.py --json per_second.json
     python benchmarks/per_second.py --report per_second.json   # the table again
@@ -89,14 +88,14 @@ def report(results: dict) -> list[str]:
     for model in models:
         ours = by[(model, "ours", "")]
         nuts = {m: by[(model, "nuts", m)] for m in METHODS}
-        best = max(METHODS, key=lambda m: _median(nuts[m], "out"))
-        row = {k: _median(ours, k) / _median(nuts[best], k) for k in ratios}
+        best = {k: max(METHODS, key=lambda m, k=k: _median(nuts[m], k)) for k in ratios}
+        row = {k: _median(ours, k) / _median(nuts[best[k]], k) for k in ratios}
         for k in ratios:
             ratios[k].append(row[k])
         lines.append(
             f"| {model} | {_median(ours, 'out'):.3g} | {_median(nuts['sequential'], 'out'):.3g}"
             f" | {_median(nuts['vectorized'], 'out'):.3g} | {row['grad']:.2f}× | "
-            f"**{row['out']:.2f}×** ({best}) | {row['in']:.2f}× | "
+            f"**{row['out']:.2f}×** ({best['out']}) | {row['in']:.2f}× | "
             f"{sum(r['passed'] for r in ours)}/{len(ours)} |"
         )
     lines.append("")
