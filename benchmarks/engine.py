@@ -74,7 +74,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -114,6 +116,7 @@ from ladder_mcmc import (  # noqa: E402
     sample,
 )
 from ladder_mcmc.arrays import namespace  # noqa: E402
+from ladder_mcmc.bench.warm_cache import persistent_cache  # noqa: E402
 from ladder_mcmc.diagnostics import min_bulk_ess, rank_rhat  # noqa: E402
 from ladder_mcmc.engine import hlo, jax_loop  # noqa: E402
 from ladder_mcmc.models import IllConditionedGaussian, RoughWell, from_jax  # noqa: E402
@@ -371,24 +374,6 @@ def run_nuts_best(m, seed, chains, n_warmup, n_draws, methods) -> dict:
     return out
 
 
-def use_compilation_cache(on: bool, fresh: bool = False) -> None:
-    """JAX's persistent compilation cache off (every compilation cold, as JAX's default),
-    or on; ``fresh``: in a new, empty directory (removed at exit)."""
-    import atexit
-    import shutil
-    import tempfile
-
-    import jax
-    from jax.experimental.compilation_cache import compilation_cache
-
-    jax.config.update("jax_enable_compilation_cache", on)
-    if on and fresh:
-        path = tempfile.mkdtemp(prefix="engine_jax_cache_")
-        atexit.register(shutil.rmtree, path, ignore_errors=True)
-        jax.config.update("jax_compilation_cache_dir", path)
-    compilation_cache.reset_cache()  # JAX decides once whether the cache is used
-
-
 def ours_run(m, make, seed, chains, n_warmup, n_draws) -> dict:
     """One ``sample(make(target))`` run on a new target: its ESS figures, the backend. The
     initial points and ``sample``'s seed made afresh (a model's seed may be a generator,
@@ -428,12 +413,15 @@ def sampling_section(name, m, make, chains, seeds, n_warmup, n_draws, methods, l
     rows: dict[str, list[dict]] = {"ours": [], **{f"NUTS {k}": [] for k in methods}}
     for seed in seeds:
         runs = []
-        for on, fresh in ((False, False), (True, True), (True, False)):
-            use_compilation_cache(on, fresh)
-            ours = ours_run(m, make, seed, chains, n_warmup, n_draws)
-            nuts = run_nuts_best(m, seed, chains, n_warmup, n_draws, methods)
-            runs.append({"ours": ours, **{f"NUTS {k}": v for k, v in nuts.items()}})
-        use_compilation_cache(False)
+        directory = tempfile.mkdtemp(prefix="engine_jax_cache_")
+        try:
+            for cache in (None, directory, directory):
+                with persistent_cache(cache):
+                    ours = ours_run(m, make, seed, chains, n_warmup, n_draws)
+                    nuts = run_nuts_best(m, seed, chains, n_warmup, n_draws, methods)
+                runs.append({"ours": ours, **{f"NUTS {k}": v for k, v in nuts.items()}})
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
         for side in rows:
             rows[side].append(cold_and_warm(runs[0][side], runs[2][side]))
         line = f"{name} {chains} chains seed {seed}: " + "; ".join(
@@ -498,8 +486,6 @@ def main(argv: list[str] | None = None) -> int:
 
     # compile in: every sampling run cold, as a user's first run in a fresh process; compile
     # out: the same run again with JAX's persistent cache warm (sampling_section)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    use_compilation_cache(False)
     n_seeds = args.seeds or (1 if args.quick else 5)
     seeds = range(n_seeds)
     n_warmup, n_draws = (200, 300) if args.quick else (1000, 2000)
