@@ -482,6 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     if peer is None:
         print("this benchmark needs JAX and NumPyro: pip install -e '.[peers]'")
         return 1
+    with persistent_cache(None):  # off, whatever the environment sets, but in sampling_section
+        return measure(args, argv, peer)
+
+
+def measure(args: argparse.Namespace, argv: list[str] | None, peer: str) -> int:
+    """The sections ``args`` ask for, printed and written to ``args.out``."""
     import jax
 
     # compile in: every sampling run cold, as a user's first run in a fresh process; compile

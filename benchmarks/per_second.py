@@ -1,30 +1,38 @@
-"""The suite per second: the default kernel against NUTS's better of sequential and
-vectorised chains, compile time left out by a warm cache on both sides.
+"""The suite per second: the default kernel against NUTS's chains, compile time left out
+by a warm cache on both sides.
 
 Protocol: ``run_suite`` on the default models (``ladder_mcmc.bench.registry.DEFAULT``), JAX
 targets on the compiled loop (``backend="jax"``), 4 chains × (1000 warm-up + 2000
-draws), seeds 0–1 (``--seeds``), NUTS (NumPyro's defaults) beside it, twice: once with
-NUTS's ``chain_method="vectorized"``, once ``"sequential"``; ours runs in both.
-``compile_out="warm"`` (:mod:`ladder_mcmc.bench.warm_cache`): every run is made three
-times, JAX's in-memory caches cleared before each; the cold run's draws are judged and
-its wall time is "with compilation"; the third run, with JAX's persistent cache warm,
+draws), seeds 0–1 (``--seeds``), NUTS (NumPyro's defaults) beside it, one suite run per
+NUTS ``chain_method`` (``--methods``: ``vectorized`` and ``sequential``; ``parallel``
+runs in a process of its own with 4 XLA host devices, set before JAX starts); ours runs
+in each. ``compile_out="warm"`` (:mod:`ladder_mcmc.bench.warm_cache`): every run is made
+three times, JAX's in-memory caches cleared before each; the cold run's draws are judged
+and its wall time is "with compilation"; the third run, with JAX's persistent cache warm,
 less its compile events, is "compile out".
 
 Per model: medians over seeds of ESS/s (min bulk ESS of x and x², warm-up included),
-ours over both suite runs (2 × seeds runs); each ratio (per second compile out, per
-second with compilation, per gradient with warm-up) is against NUTS's better of its two
-chain methods by that figure. Run on an idle machine (about 18 minutes on 2 cores)::
+ours over every suite run (of every file given); each ratio (per second compile out, per
+second with compilation, per gradient with warm-up) is against NUTS's best chain method
+by that figure. Run on an idle machine::
 
-    python benchmarks/per_second.py --json per_second.json
-    python benchmarks/per_second.py --report per_second.json   # the table again
+    python benchmarks/per_second.py --json seq_vec.json
+    python benchmarks/per_second.py --methods parallel --json parallel.json
+    python benchmarks/per_second.py --report seq_vec.json parallel.json   # one table
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+
+if "parallel" in sys.argv:  # NUTS's parallel chains: one XLA host device per chain
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+    )
 
 import numpy as np
 
@@ -35,14 +43,14 @@ from machine import machine_facts  # noqa: E402
 from ladder_mcmc.bench import NutsSettings, run_suite, to_json  # noqa: E402
 from ladder_mcmc.bench.registry import DEFAULT  # noqa: E402
 
-METHODS = ("vectorized", "sequential")
+METHODS = ("vectorized", "sequential", "parallel")
 NUTS = "NUTS (NumPyro)"
 
 
-def run(seeds: int, models: tuple[str, ...]) -> dict:
-    """Both suite runs, as ``{method: bench JSON}``."""
+def run(seeds: int, models: tuple[str, ...], methods: tuple[str, ...]) -> dict:
+    """One suite run per NUTS chain method, as ``{method: bench JSON}``."""
     out = {}
-    for method in METHODS:
+    for method in methods:
         result = run_suite(
             models=models, seeds=tuple(range(seeds)), nuts=True, backend="jax",
             nuts_settings=NutsSettings(chain_method=method), compile_out="warm",
@@ -70,7 +78,9 @@ def _median(runs: list[dict], key: str) -> float:
 
 
 def report(results: dict) -> list[str]:
-    """The per-model table and the ranges, as Markdown lines."""
+    """The per-model table and the ranges, as Markdown lines (``results``: ``{method:
+    bench JSON}``)."""
+    methods = tuple(results)
     by: dict[tuple[str, str, str], list[dict]] = {}
     for method, result in results.items():
         for r in result["runs"]:
@@ -79,22 +89,25 @@ def report(results: dict) -> list[str]:
                 _per_run(r)
             )
     lines = [
-        "| model | ours ESS/s | NUTS sequential | NUTS vectorised | × NUTS per gradient, "
-        "warm-up in | × NUTS per second, compile out | with compilation | ours passed |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | ours ESS/s | "
+        + " | ".join(f"NUTS {m}" for m in methods)
+        + " | × NUTS per gradient, warm-up in | × NUTS per second, compile out | "
+        "with compilation | ours passed |",
+        "|---|---|" + "---|" * len(methods) + "---|---|---|---|",
     ]
     ratios: dict[str, list[float]] = {"out": [], "in": [], "grad": []}
     models = dict.fromkeys(r["model"] for res in results.values() for r in res["runs"])
     for model in models:
         ours = by[(model, "ours", "")]
-        nuts = {m: by[(model, "nuts", m)] for m in METHODS}
-        best = {k: max(METHODS, key=lambda m, k=k: _median(nuts[m], k)) for k in ratios}
+        nuts = {m: by[(model, "nuts", m)] for m in methods}
+        best = {k: max(methods, key=lambda m, k=k: _median(nuts[m], k)) for k in ratios}
         row = {k: _median(ours, k) / _median(nuts[best[k]], k) for k in ratios}
         for k in ratios:
             ratios[k].append(row[k])
         lines.append(
-            f"| {model} | {_median(ours, 'out'):.3g} | {_median(nuts['sequential'], 'out'):.3g}"
-            f" | {_median(nuts['vectorized'], 'out'):.3g} | {row['grad']:.2f}× | "
+            f"| {model} | {_median(ours, 'out'):.3g} | "
+            + "".join(f"{_median(nuts[m], 'out'):.3g} | " for m in methods)
+            + f"{row['grad']:.2f}× | "
             f"**{row['out']:.2f}×** ({best['out']}) | {row['in']:.2f}× | "
             f"{sum(r['passed'] for r in ours)}/{len(ours)} |"
         )
@@ -110,14 +123,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--seeds", type=int, default=2, help="seeds 0 … N−1 (2)")
     ap.add_argument("--models", nargs="+", default=list(DEFAULT), help="the default set")
-    ap.add_argument("--json", type=Path, help="write both suite runs here")
-    ap.add_argument("--report", type=Path, help="print the table of a --json file; run nothing")
+    ap.add_argument(
+        "--methods", nargs="+", choices=METHODS, default=["vectorized", "sequential"],
+        help="NUTS's chain methods, one suite run each (vectorized sequential)",
+    )  # fmt: skip
+    ap.add_argument("--json", type=Path, help="write the suite runs here")
+    ap.add_argument(
+        "--report", type=Path, nargs="+", help="print one table of --json files; run nothing"
+    )
     args = ap.parse_args(argv)
     if args.report:
-        results = json.loads(args.report.read_text())
+        results = {}
+        for path in args.report:
+            results.update(json.loads(path.read_text()))
     else:
         print("\n".join(machine_facts()), flush=True)
-        results = run(args.seeds, tuple(args.models))
+        results = run(args.seeds, tuple(args.models), tuple(args.methods))
         if args.json:
             args.json.write_text(json.dumps(results))
     print("\n".join(report(results)))

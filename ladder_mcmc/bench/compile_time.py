@@ -6,7 +6,10 @@ left out by reusing a compiled function). :class:`CompileClock` sums the duratio
 JAX's tracing, lowering and XLA compilation events
 (``jax.monitoring.register_event_duration_secs_listener``), as
 ``benchmarks/nuts_peers.py`` does; a run's compile time is the difference of
-:func:`compile_seconds` around it. Without JAX nothing compiles: zero.
+:func:`compile_seconds` around it. Without JAX nothing compiles: zero. Subtracting it
+from a run's wall time flatters a run that samples while it compiles (NumPyro's
+sequential chains); :mod:`ladder_mcmc.bench.warm_cache` times such runs again with a
+warm cache instead.
 """
 
 from __future__ import annotations

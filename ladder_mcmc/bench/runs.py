@@ -5,7 +5,8 @@ A run is ``warmup`` steps of warm-up (the kernel's own adaptation, from its map;
 kernel whose map adapts nothing, ``warmup`` steps of burn-in whose draws are dropped),
 then ``draws`` kept steps per chain. Its cost is counted in gradient evaluations (all
 chains; warm-up apart) and in seconds of the whole ``sample`` call with JAX's compile
-time left out (:mod:`ladder_mcmc.bench.compile_time`).
+time left out (:mod:`ladder_mcmc.bench.compile_time`; or by repeating the run with a warm
+cache, :mod:`ladder_mcmc.bench.warm_cache`).
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ class SamplerRun:
     warmup_grad_evals : float
         Gradient evaluations of the warm-up (or burn-in), summed over chains.
     wall_time : float
-        Seconds of warm-up and sampling, JAX's compile time left out.
+        Seconds of warm-up and sampling, JAX's compile time left out: the run's wall time
+        less JAX's compile events; timed by
+        :func:`~ladder_mcmc.bench.warm_cache.cold_and_warm`, those of its third, warm run.
     compile_time : float
-        Seconds JAX spent compiling during the run (left out of ``wall_time``); timed by
-        :func:`~ladder_mcmc.bench.warm_cache.cold_and_warm`, what the cold run took beyond
-        ``wall_time``.
+        Seconds left out of ``wall_time``: JAX's compile events during the run; timed by
+        ``cold_and_warm``, what the cold run took beyond ``wall_time``.
     sampling_time : float or None
         Seconds of the sampling phase alone, as the run reports it (compile included).
     step_size : float or None

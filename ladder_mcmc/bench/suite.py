@@ -94,8 +94,8 @@ class SuiteSettings:
     compile_out : {"subtract", "warm"}
         How compile time is left out of the seconds (:data:`COMPILE_OUT`): ``"warm"``
         makes each run that compiles three times (NUTS's; the package's with ``backend =
-        "jax"``), and is fair to NumPyro's sequential chains, which ``"subtract"``
-        flatters.
+        "jax"``); ``"subtract"`` flatters NumPyro's sequential chains, which sample
+        while they compile, and ``"warm"`` much less.
     """
 
     models: tuple[str, ...] = attrs.field(converter=tuple)
@@ -135,7 +135,8 @@ class RunResult:
     grad_evals, warmup_grad_evals : float
         Gradient evaluations of sampling and of warm-up, all chains.
     wall_time, compile_time : float
-        Seconds of warm-up and sampling (compile time left out), and of JAX compiling.
+        Seconds of warm-up and sampling with compile time left out, and the seconds left
+        out (as :class:`~ladder_mcmc.bench.runs.SamplerRun` says, by ``compile_out``).
     step_size : float or None
         The step size after warm-up.
     backend : str

@@ -151,8 +151,8 @@ def add_arguments(p: argparse.ArgumentParser, integer: Callable[[int], Any], fol
         default="subtract",
         help="how compile time is left out of ESS/s: subtract JAX's compile events from "
         "one run (subtract), or time each compiled run again with JAX's persistent cache "
-        "warm (warm: three runs each; fair to NUTS's sequential chains, which subtract "
-        "flatters)",
+        "warm (warm: three runs each; subtract flatters NUTS's sequential chains, warm much "
+        "less)",
     )
     p.add_argument("--out", type=folder, default="out", help="output folder (./out)")
 
