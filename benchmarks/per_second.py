@@ -12,9 +12,9 @@ and its wall time is "with compilation"; the third run, with JAX's persistent ca
 less its compile events, is "compile out".
 
 Per model: medians over seeds of ESS/s (min bulk ESS of x and x², warm-up included),
-ours over every suite run (of every file given); each ratio (per second compile out, per
-second with compilation, per gradient with warm-up) is against NUTS's best chain method
-by that figure. Run on an idle machine::
+ours over every suite run of the files given, NUTS over every run of each method; each
+ratio (per second compile out, per second with compilation, per gradient with warm-up)
+is against NUTS's best chain method by that figure. Run on an idle machine::
 
     python benchmarks/per_second.py --json seq_vec.json
     python benchmarks/per_second.py --methods parallel --json parallel.json
@@ -28,11 +28,6 @@ import json
 import os
 import sys
 from pathlib import Path
-
-if "parallel" in sys.argv:  # NUTS's parallel chains: one XLA host device per chain
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-    )
 
 import numpy as np
 
@@ -77,12 +72,12 @@ def _median(runs: list[dict], key: str) -> float:
     return float(np.median([r[key] for r in runs]))
 
 
-def report(results: dict) -> list[str]:
-    """The per-model table and the ranges, as Markdown lines (``results``: ``{method:
-    bench JSON}``)."""
-    methods = tuple(results)
+def report(results: list[tuple[str, dict]]) -> list[str]:
+    """The per-model table and the ranges, as Markdown lines (``results``: ``(method,
+    bench JSON)`` pairs; the runs of a method that appears twice pooled)."""
+    methods = tuple(dict.fromkeys(method for method, _ in results))
     by: dict[tuple[str, str, str], list[dict]] = {}
-    for method, result in results.items():
+    for method, result in results:
         for r in result["runs"]:
             side = "nuts" if r["sampler"] == NUTS else "ours"
             by.setdefault((r["model"], side, method if side == "nuts" else ""), []).append(
@@ -96,7 +91,7 @@ def report(results: dict) -> list[str]:
         "|---|---|" + "---|" * len(methods) + "---|---|---|---|",
     ]
     ratios: dict[str, list[float]] = {"out": [], "in": [], "grad": []}
-    models = dict.fromkeys(r["model"] for res in results.values() for r in res["runs"])
+    models = dict.fromkeys(r["model"] for _, res in results for r in res["runs"])
     for model in models:
         ours = by[(model, "ours", "")]
         nuts = {m: by[(model, "nuts", m)] for m in methods}
@@ -133,15 +128,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.report:
-        results = {}
-        for path in args.report:
-            results.update(json.loads(path.read_text()))
-    else:
-        print("\n".join(machine_facts()), flush=True)
-        results = run(args.seeds, tuple(args.models), tuple(args.methods))
-        if args.json:
-            args.json.write_text(json.dumps(results))
-    print("\n".join(report(results)))
+        results = [pair for path in args.report for pair in json.loads(path.read_text()).items()]
+        print("\n".join(report(results)))
+        return 0
+    if "parallel" in args.methods:
+        if len(args.methods) > 1:
+            ap.error("--methods parallel runs in a process of its own (4 XLA host devices)")
+        if "jax" not in sys.modules:  # before JAX starts: one XLA host device per chain
+            flags = os.environ.get("XLA_FLAGS", "")
+            os.environ["XLA_FLAGS"] = flags + " --xla_force_host_platform_device_count=4"
+        import jax
+
+        if jax.device_count() < 4:
+            ap.error(f"--methods parallel needs 4 JAX devices, found {jax.device_count()}")
+    print("\n".join(machine_facts()), flush=True)
+    runs = run(args.seeds, tuple(args.models), tuple(args.methods))
+    if args.json:
+        args.json.write_text(json.dumps(runs))
+    print("\n".join(report(list(runs.items()))))
     return 0
 
 

@@ -4,9 +4,10 @@ same each time it is made."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
-from jax.experimental.compilation_cache import compilation_cache
 
 from ladder_mcmc.bench import SamplerRun, SuiteSettings, run_kernel, run_suite
 from ladder_mcmc.bench import suite as suite_module
@@ -15,17 +16,20 @@ from ladder_mcmc.hamiltonian.samplers import lahmc
 from ladder_mcmc.models import IllConditionedGaussian
 
 jax = pytest.importorskip("jax")
+compilation_cache = pytest.importorskip("jax.experimental.compilation_cache.compilation_cache")
 
 
-def _scripted(*runs: SamplerRun):
-    """A ``run`` that returns ``runs`` in turn, and records at each call whether JAX's
-    persistent cache was on, and in which folder."""
+def _scripted(*runs: SamplerRun | None):
+    """A ``run`` that returns ``runs`` in turn (``None``: Ctrl-C), and records at each call
+    whether JAX's persistent cache was on, and in which folder."""
     calls: list[tuple[bool, str | None]] = []
 
     def run() -> SamplerRun:
         calls.append(
             (jax.config.jax_enable_compilation_cache, jax.config.jax_compilation_cache_dir)
         )
+        if runs[len(calls) - 1] is None:
+            raise KeyboardInterrupt
         return runs[len(calls) - 1]
 
     return run, calls
@@ -55,6 +59,13 @@ def test_the_cold_run_draws_and_the_warm_run_times(clearings):
     assert out.wall_time == 0.5  # the warm run's seconds less its compile events
     assert out.compile_time == pytest.approx(2.0 + 3.0 - 0.5)  # the rest of the cold run
     assert out.grad_evals == 10.0 and out.notes == () and not out.interrupted
+    assert not os.path.exists(folder)  # the cache removed
+
+
+def test_a_warm_run_slower_than_the_cold_one_left_out_nothing():
+    run, _ = _scripted(_run(1.0, 0.5), _run(1.5, 0.5), _run(2.0, 0.25))
+    out = cold_and_warm(run)
+    assert out.wall_time == 2.0 and out.compile_time == 0.0
 
 
 def test_a_warm_run_that_drew_differently_is_said():
@@ -62,6 +73,19 @@ def test_a_warm_run_that_drew_differently_is_said():
     out = cold_and_warm(run)
     assert out.notes == ("the warm run (timed compile out) drew differently from the cold run",)
     assert np.all(out.positions == 0.0)  # the cold run's draws are judged
+
+
+@pytest.mark.parametrize("cut", [2, 3])
+def test_ctrl_c_in_a_warm_run_keeps_the_cold_run_marked(cut):
+    names = ("jax_enable_compilation_cache", "jax_compilation_cache_dir")
+    before = [getattr(jax.config, n) for n in names]
+    runs = [_run(2.0, 3.0), _run(1.5, 2.5), _run(0.5, 0.25)]
+    runs[cut - 1] = None
+    run, calls = _scripted(*runs)
+    out = cold_and_warm(run)
+    assert out.interrupted and out.wall_time == 2.0 and len(calls) == cut
+    assert not os.path.exists(calls[1][1])  # the cache removed
+    assert [getattr(jax.config, n) for n in names] == before
 
 
 def test_a_run_cut_short_stops_the_protocol_and_is_marked():
@@ -123,12 +147,19 @@ def _fake_nuts(log_density, init, *, warmup, draws, seed, settings):
     return SamplerRun(x, 1e4, 1e4, 0.1, 1.0, backend="jax")
 
 
+def _fake_kernel_run(kernel, init, *, warmup, draws, seed, backend=None, switch=None):
+    """The package's run, a stand-in: exact draws, no compilation."""
+    x = np.random.default_rng(4).standard_normal((draws,) + init.shape)
+    return SamplerRun(x, 1e4, 1e4, 0.1, 1.0, sampling_time=0.1, backend=str(backend))
+
+
 @pytest.mark.parametrize(
     ("backend", "compile_out", "protocols"),
     [
         ("numpy", "warm", ["NUTS (NumPyro)"]),  # NUTS's runs compile, not the numpy loop
         ("numpy", "subtract", []),
-        pytest.param("jax", "warm", ["lahmc", "NUTS (NumPyro)"], marks=pytest.mark.slow),
+        ("jax", "warm", ["lahmc", "NUTS (NumPyro)"]),
+        ("jax", "subtract", []),
     ],
 )
 def test_warm_times_by_the_protocol_the_runs_that_compile(
@@ -144,6 +175,7 @@ def test_warm_times_by_the_protocol_the_runs_that_compile(
     monkeypatch.setattr(suite_module, "cold_and_warm", counted)
     monkeypatch.setattr(suite_module, "nuts_version", lambda: "NumPyro (a stand-in)")
     monkeypatch.setattr(suite_module, "run_nuts", _fake_nuts)
+    monkeypatch.setattr(suite_module, "run_kernel", _fake_kernel_run)
     result = run_suite(models=["gauss2"], seeds=0, chains=2, warmup=20, draws=10, nuts=True,
                        backend=backend, compile_out=compile_out)  # fmt: skip
     assert calls == protocols and result.runs[0].backend == backend
