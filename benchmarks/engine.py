@@ -393,7 +393,7 @@ def ours_run(m, make, seed, chains, n_warmup, n_draws) -> dict:
     return out
 
 
-def cold_and_warm(cold: dict, warm: dict) -> dict:
+def compile_in_and_out(cold: dict, warm: dict) -> dict:
     """A run's figures: compile in from its cold run; compile out from the same run
     repeated with the persistent cache warm (its loads counted as compile time)."""
     return {
@@ -423,7 +423,7 @@ def sampling_section(name, m, make, chains, seeds, n_warmup, n_draws, methods, l
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         for side in rows:
-            rows[side].append(cold_and_warm(runs[0][side], runs[2][side]))
+            rows[side].append(compile_in_and_out(runs[0][side], runs[2][side]))
         line = f"{name} {chains} chains seed {seed}: " + "; ".join(
             f"{side} ESS/s {rs[-1]['ess_per_s_net']:.3g} (compile in {rs[-1]['ess_per_s']:.3g}), "
             f"R̂ {rs[-1]['rhat']:.3f}, compile {rs[-1]['compile']:.2f} s "
